@@ -1,0 +1,115 @@
+# fidx - GNU Make build.
+#
+#   make                 build/fidx (and build/libfidx.a)
+#   make run [DIR=...]   install deps, build, scan DIR (default /usr/share) into ./fidx.db
+#   make check           install deps, build with -Werror, run every test:
+#                        unit tests, end-to-end suite, the same under ASan+UBSan,
+#                        the threaded core under TSan
+#   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
+#   make install [PREFIX=/usr/local] [DESTDIR=]
+#
+# Every object of src/ except main.c goes into build/libfidx.a, which the
+# binary and the unit tests link.  BUILD names the output folder, so that the
+# sanitizer builds (build/asan, build/tsan) live beside the normal one.
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BUILD     ?= build
+DIR       ?= /usr/share
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+# Debian's python3, which has the python3-xxhash module the tests use.
+PYTHON    ?= /usr/bin/python3
+PKGS      := sqlite3 libcrypto libxxhash
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE \
+	     -DFIDX_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
+
+SRCS      := $(sort $(wildcard src/*.c))
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS)))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+# The threaded core: the unit tests run under TSan.
+TSAN_UNITS := test_queue test_walk
+
+SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANITIZE_TSAN := -fsanitize=thread
+
+.PHONY: all deps run check unit e2e install bench clean
+.SUFFIXES:
+
+all: $(BUILD)/fidx $(BUILD)/libfidx.a
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
+
+$(BUILD)/libfidx.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/fidx: $(BUILD)/obj/main.o $(BUILD)/libfidx.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfidx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -o $@ $< $(BUILD)/libfidx.a \
+		$(ALL_LDLIBS) $(shell pkg-config --libs cmocka)
+
+# Measurement programs of bench/ (each one .c file, linked like the tests).
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libfidx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libfidx.a $(ALL_LDLIBS)
+
+# Test-only preload that makes files change or vanish at the moment fidx opens them.
+$(BUILD)/tests/race-shim.so: tests/e2e/race-shim.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so
+	$(PYTHON) tests/e2e/run --fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/fidx scan -o fidx.db $(DIR); st=$$?; [ $$st -le 1 ] || exit $$st
+	@echo
+	@echo "Some questions for ./fidx.db (sqlite3 fidx.db):"
+	@echo "-- the scans it holds"
+	sqlite3 -header -column fidx.db "SELECT id, root, status, entries, files, bytes, errors FROM scan ORDER BY id DESC LIMIT 5"
+	@echo "-- the ten largest files of the newest scan"
+	sqlite3 -header -column fidx.db "SELECT size, path FROM file WHERE scan_id = (SELECT max(id) FROM scan) AND type = 'f' ORDER BY size DESC LIMIT 10"
+	@echo "-- files with identical content (SHA-256), largest waste first"
+	sqlite3 -header -column fidx.db "SELECT count(*) AS copies, size, hex(sha256) AS sha256 FROM file WHERE scan_id = (SELECT max(id) FROM scan) AND type = 'f' AND size > 0 AND sha256 IS NOT NULL GROUP BY sha256, size HAVING count(*) > 1 ORDER BY (count(*) - 1) * size DESC LIMIT 5"
+
+check: deps
+	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror unit e2e
+	@echo "== end-to-end suite under ASan+UBSan"
+	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
+	@echo "== threaded core under TSan"
+	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
+		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
+
+install: all
+	install -D -m 755 $(BUILD)/fidx $(DESTDIR)$(PREFIX)/bin/fidx
+	install -D -m 644 man/fidx.1 $(DESTDIR)$(PREFIX)/share/man/man1/fidx.1
+
+bench: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all
+	bench/run
+
+clean:
+	rm -rf build
+
+-include $(wildcard $(BUILD)/obj/*.d)

@@ -1,0 +1,377 @@
+/*
+ * cmd_scan.c - `fidx scan`: the command line of the scan pipeline.
+ *
+ * Parses options (one table gives both getopt_long()'s list and --help),
+ * checks the roots before the database is touched, opens the store, runs
+ * fidx_scan() with SIGINT/SIGTERM wired to its cancel flag, and prints the
+ * summary.  Exit status: 0 every entry read, 1 some entries have errors,
+ * 2 usage or fatal error, 130 interrupted.
+ */
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "hash.h"
+#include "interactive.h"
+#include "json.h"
+#include "progress.h"
+#include "scan.h"
+#include "store.h"
+
+#define MAX_JOBS 1024
+
+enum {
+	OPT_HASH = 256,
+	OPT_XDEV,
+	OPT_EXCLUDE,
+	OPT_FOLLOW,
+	OPT_PROGRESS,
+	OPT_ERRORS,
+	OPT_VERSION,
+};
+
+/* The options of `fidx scan`, in the order --help lists them. */
+static const struct option_doc {
+	struct option opt;   /* for getopt_long() */
+	const char *arg;     /* argument name for --help, or NULL */
+	const char *help;    /* one line of --help */
+} scan_options[] = {
+	{{"db", required_argument, NULL, 'o'}, "FILE",
+	 "database to add the scan to (default ./fidx.db)"},
+	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
+	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256)"},
+	{{"jobs", required_argument, NULL, 'j'}, "N",
+	 "walker threads and hash workers (default: usable CPUs)"},
+	{{"xdev", no_argument, NULL, OPT_XDEV}, NULL,
+	 "stay on each root's filesystem (mount points are recorded, not entered)"},
+	{{"exclude", required_argument, NULL, OPT_EXCLUDE}, "GLOB",
+	 "leave out matching entries (repeatable); a GLOB with '/' matches the path\n"
+	 "                       below the root, one without matches the name"},
+	{{"follow", no_argument, NULL, OPT_FOLLOW}, NULL,
+	 "follow symlinks (loops are detected and recorded as errors)"},
+	{{"quiet", no_argument, NULL, 'q'}, NULL, "no progress line"},
+	{{"progress", no_argument, NULL, OPT_PROGRESS}, NULL,
+	 "progress line even when stderr is not a terminal"},
+	{{"errors", no_argument, NULL, OPT_ERRORS}, NULL,
+	 "after the summary, list every entry recorded with an error"},
+	{{"interactive", no_argument, NULL, 'i'}, NULL,
+	 "choose a mounted filesystem, workers and sub-path at prompts"},
+	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
+	{{"version", no_argument, NULL, OPT_VERSION}, NULL, "show versions and exit"},
+};
+#define NOPTIONS (sizeof(scan_options) / sizeof(scan_options[0]))
+
+/* Prints the help of `fidx scan`, generated from scan_options. */
+static void scan_usage(FILE *out)
+{
+	fputs("usage: fidx scan [OPTIONS] PATH...\n"
+	      "       fidx scan -i [OPTIONS]\n\n"
+	      "Record every entry under and including each PATH (metadata, symlink targets\n"
+	      "and digests of regular files) into a SQLite database, as one new scan per\n"
+	      "PATH.  Earlier scans in the database are never modified.\n\n"
+	      "Options:\n", out);
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		const struct option_doc *d = &scan_options[i];
+		char left[64];
+		int c = d->opt.val;
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", c < 256 ? "-" : "",
+			 c < 256 ? c : ' ', c < 256 ? ", " : "  ", d->opt.name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
+		fprintf(out, "  %-21s%s\n", c < 256 ? left : left + 2, d->help);
+	}
+	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
+	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
+	      out);
+}
+
+/* The number of CPUs this process may run on. */
+static unsigned usable_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/*
+ * Makes path absolute (the working directory prepended) and removes empty
+ * and "." components and a trailing '/'.  ".." is kept, since resolving it
+ * lexically would be wrong across symlinks.  Returns a malloc'ed string, or
+ * NULL with errno set.
+ */
+static char *absolute_path(const char *path)
+{
+	char *cwd = NULL;
+	if (path[0] != '/' && !(cwd = getcwd(NULL, 0)))
+		return NULL;
+	size_t len = (cwd ? strlen(cwd) + 1 : 0) + strlen(path) + 2;
+	char *joined = malloc(len), *out = malloc(len);
+	if (!joined || !out) {
+		free(cwd);
+		free(joined);
+		free(out);
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(joined, len, "%s%s%s", cwd ? cwd : "", cwd ? "/" : "", path);
+	free(cwd);
+	size_t o = 0;
+	for (const char *p = joined; *p;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = end - p;
+		if (n > 0 && !(n == 1 && p[0] == '.')) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = end;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	free(joined);
+	return out;
+}
+
+/* Writes the options that shape the content of a scan as a JSON object. */
+static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follow,
+			  char **excludes, size_t nexcludes)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	fputs("{\"hash\":", f);
+	fidx_json_string(f, hash);
+	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"exclude\":[", jobs,
+		xdev ? "true" : "false", follow ? "true" : "false");
+	for (size_t i = 0; i < nexcludes; i++) {
+		if (i)
+			putc(',', f);
+		fidx_json_string(f, excludes[i]);
+	}
+	fputs("]}", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static atomic_bool interrupted;
+
+/* SIGINT/SIGTERM: ask the scan to stop; a second signal kills as usual. */
+static void on_signal(int sig)
+{
+	atomic_store(&interrupted, true);
+	signal(sig, SIG_DFL);
+}
+
+/* Prints the one-line summary of a finished scan on stdout. */
+static void print_summary(const struct fidx_scan_result *r, const char *db, size_t nroots,
+			  const char *root)
+{
+	char bytes[32], rate[32];
+	fidx_format_bytes(bytes, sizeof(bytes), r->bytes);
+	fidx_format_bytes(rate, sizeof(rate), r->seconds > 0 ? (uint64_t)(r->bytes / r->seconds) : 0);
+	if (nroots == 1)
+		printf("scan %lld of '%s'", (long long)r->first_scan_id, fidx_quote(root));
+	else
+		printf("scans %lld-%lld (%zu roots)", (long long)r->first_scan_id,
+		       (long long)(r->first_scan_id + nroots - 1), nroots);
+	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors in %.2f s"
+	       " (%.0f entries/s, %s/s) -> '%s'\n",
+	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
+	       (unsigned long long)r->files, (unsigned long long)r->dirs, bytes,
+	       (unsigned long long)r->errors, r->seconds,
+	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate, fidx_quote(db));
+}
+
+/* Copies the error list gathered during the scan to stdout. */
+static void print_errors(FILE *list)
+{
+	char buf[65536];
+	size_t n;
+	rewind(list);
+	while ((n = fread(buf, 1, sizeof(buf), list)) > 0)
+		fwrite(buf, 1, n, stdout);
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	struct option longopts[NOPTIONS + 1];
+	for (size_t i = 0; i < NOPTIONS; i++)
+		longopts[i] = scan_options[i].opt;
+	memset(&longopts[NOPTIONS], 0, sizeof(longopts[0]));
+
+	const char *db = "fidx.db", *hash = "sha256";
+	unsigned jobs = usable_cpus(), digests = 0;
+	bool xdev = false, follow = false, quiet = false, force_progress = false;
+	bool list_errors = false, interactive = false;
+	char **excludes = calloc(argc + 1, sizeof(*excludes));
+	size_t nexcludes = 0;
+	char **roots = NULL;
+	size_t nroots = 0;
+	struct fidx_store *st = NULL;
+	char *json = NULL, *errmsg = NULL;
+	FILE *error_list = NULL;
+	struct fidx_interactive_choice choice = {0};
+	int status = 2;
+
+	if (!excludes) {
+		fidx_error("out of memory");
+		return 2;
+	}
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "o:j:qih", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'o': db = optarg; break;
+		case OPT_HASH: hash = optarg; break;
+		case 'j':
+			errno = 0;
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 || n > MAX_JOBS || optarg[0] == '-') {
+				fidx_error("invalid --jobs '%s': expected a number from 1 to %d",
+					   fidx_quote(optarg), MAX_JOBS);
+				goto out;
+			}
+			jobs = n;
+			break;
+		case OPT_XDEV: xdev = true; break;
+		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; break;
+		case OPT_FOLLOW: follow = true; break;
+		case 'q': quiet = true; break;
+		case OPT_PROGRESS: force_progress = true; break;
+		case OPT_ERRORS: list_errors = true; break;
+		case 'i': interactive = true; break;
+		case 'h': scan_usage(stdout); status = 0; goto out;
+		case OPT_VERSION: print_version(); status = 0; goto out;
+		default:
+			fputs("Try 'fidx scan --help'.\n", stderr);
+			goto out;
+		}
+	}
+	if (fidx_digest_list_parse(hash, &digests) < 0) {
+		fidx_error("invalid --hash '%s': expected md5, sha1, sha256, sha512, xxh128 "
+			   "(comma-separated) or none", fidx_quote(hash));
+		goto out;
+	}
+
+	if (interactive) {
+		if (optind < argc) {
+			fidx_error("-i chooses the path itself: give no PATH with it");
+			goto out;
+		}
+		if (!isatty(STDIN_FILENO)) {
+			fidx_error("-i needs a terminal on standard input");
+			goto out;
+		}
+		if (fidx_interactive_ask(stdin, stderr, jobs, &choice) < 0)
+			goto out;
+		jobs = choice.jobs;
+		xdev = true; /* a filesystem was chosen: stay on it */
+	} else if (optind == argc) {
+		fidx_error("no PATH to scan");
+		fputs("Try 'fidx scan --help'.\n", stderr);
+		goto out;
+	}
+
+	/* Check every root before the database is created or touched. */
+	size_t given = interactive ? 1 : (size_t)(argc - optind);
+	roots = calloc(given, sizeof(*roots));
+	if (!roots) {
+		fidx_error("out of memory");
+		goto out;
+	}
+	bool warned = false;
+	for (size_t i = 0; i < given; i++) {
+		const char *arg = interactive ? choice.root : argv[optind + i];
+		struct stat sb;
+		if (stat(arg, &sb) < 0 && lstat(arg, &sb) < 0) {
+			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
+			goto out;
+		}
+		if (!(roots[nroots++] = absolute_path(arg))) {
+			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
+			goto out;
+		}
+		if (!warned && geteuid() != 0 && (sb.st_uid != geteuid() || !S_ISDIR(sb.st_mode) ||
+						  access(arg, R_OK | X_OK) != 0)) {
+			fidx_warn("not running as root: entries this user cannot read will be "
+				  "recorded with their error");
+			warned = true;
+		}
+	}
+
+	if (!(json = options_json(hash, jobs, xdev, follow, excludes, nexcludes))) {
+		fidx_error("out of memory");
+		goto out;
+	}
+	if (list_errors && !(error_list = tmpfile())) {
+		fidx_error("cannot make a temporary file for --errors: %s", strerror(errno));
+		goto out;
+	}
+	struct fidx_store_opts sopts = {0};
+	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
+		fidx_error("%s", errmsg);
+		goto out;
+	}
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	struct fidx_scan_opts opts = {
+		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow,
+		.excludes = (const char *const *)excludes,
+		.progress = force_progress || (!quiet && isatty(STDERR_FILENO)),
+		.options_json = json, .error_list = error_list, .cancel = &interrupted,
+	};
+	struct fidx_scan_result result;
+	int ret = fidx_scan(st, (const char *const *)roots, nroots, &opts, &result, &errmsg);
+	if (ret < 0) {
+		fidx_error("%s", errmsg);
+		goto out;
+	}
+	if (fidx_store_close(st) < 0) {
+		st = NULL;
+		fidx_error("cannot close database '%s'", fidx_quote(db));
+		goto out;
+	}
+	st = NULL;
+	print_summary(&result, db, nroots, roots[0]);
+	if (error_list)
+		print_errors(error_list);
+	status = result.interrupted ? 130 : result.errors ? 1 : 0;
+out:
+	fflush(stdout);
+	if (st)
+		fidx_store_close(st);
+	if (error_list)
+		fclose(error_list);
+	for (size_t i = 0; i < nroots; i++)
+		free(roots[i]);
+	free(roots);
+	free(excludes);
+	free(json);
+	free(errmsg);
+	free(choice.root);
+	return status;
+}

@@ -1,0 +1,20 @@
+/*
+ * commands.h - the subcommands of fidx.
+ *
+ * To add a command:
+ *   1. write src/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)`,
+ *      whose return value is the exit status (argv[0] is the command name);
+ *   2. declare it here;
+ *   3. add it to the table in main.c with its one-line summary;
+ *   4. add its tests as tests/e2e/t_<name>*.py and document it in man/fidx.1.
+ */
+#ifndef FIDX_COMMANDS_H
+#define FIDX_COMMANDS_H
+
+/* fidx scan: record a tree into the database. */
+int cmd_scan(int argc, char **argv);
+
+/* Prints fidx's version and the versions of the libraries it runs with. */
+void print_version(void);
+
+#endif /* FIDX_COMMANDS_H */

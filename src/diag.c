@@ -1,0 +1,72 @@
+/*
+ * diag.c - messages for the user: one line each, written atomically.
+ */
+#include "diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "utf8.h"
+
+/* Formats prefix + message + newline into one buffer and writes it at once. */
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[8192];
+	int n = snprintf(buf, sizeof(buf), "fidx: %s", prefix);
+	int m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	size_t len = n + (m < 0 ? 0 : (size_t)m < sizeof(buf) - n - 1 ? (size_t)m
+							      : sizeof(buf) - n - 2);
+	buf[len++] = '\n';
+	ssize_t ignored = write(STDERR_FILENO, buf, len);
+	(void)ignored;
+}
+
+void fidx_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void fidx_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+const char *fidx_quote(const char *s)
+{
+	static _Thread_local char buf[4096 + 16];
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	while (*p && o < sizeof(buf) - 16) {
+		size_t n = fidx_utf8_seq_len(p);
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+			buf[o++] = *p++;
+		} else if (n > 1) {
+			memcpy(buf + o, p, n);
+			o += n;
+			p += n;
+		} else {
+			static const char esc[] = "\n\\n\t\\t\r\\r\\\\\\";
+			const char *e = memchr(esc, *p, sizeof(esc) - 1);
+			if (e && (e - esc) % 3 == 0) {
+				buf[o++] = e[1];
+				buf[o++] = e[2];
+			} else {
+				o += snprintf(buf + o, 5, "\\x%02x", *p);
+			}
+			p++;
+		}
+	}
+	if (*p)
+		memcpy(buf + o, "...", 4);
+	else
+		buf[o] = '\0';
+	return buf;
+}

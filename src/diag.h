@@ -1,0 +1,27 @@
+/*
+ * diag.h - messages for the user.
+ *
+ * The one error convention of fidx: inside the code, functions return -1 or
+ * NULL with errno set (or an error string for the store); at the edge, one
+ * line on stderr says what failed, on which path, and why, lower case, with
+ * the subject quoted:  fidx: cannot open 'x': Permission denied
+ */
+#ifndef FIDX_DIAG_H
+#define FIDX_DIAG_H
+
+/* Prints "fidx: <message>\n" on stderr as one write, so lines never interleave. */
+__attribute__((format(printf, 1, 2)))
+void fidx_error(const char *fmt, ...);
+
+/* Like fidx_error(), for a warning ("fidx: warning: <message>"). */
+__attribute__((format(printf, 1, 2)))
+void fidx_warn(const char *fmt, ...);
+
+/*
+ * Quotes bytes for a message: returns a static per-thread string of at most
+ * ~4 KiB in which control characters and invalid UTF-8 are escaped (\n, \x80),
+ * so a hostile name cannot break the one-line rule.
+ */
+const char *fidx_quote(const char *s);
+
+#endif /* FIDX_DIAG_H */

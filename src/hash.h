@@ -1,0 +1,50 @@
+/*
+ * hash.h - every requested digest of a file in one read pass.
+ *
+ * A fidx_hasher is one thread's set of digest contexts and read buffer: it
+ * is made once per hash worker and reused for every file, so that no context
+ * or buffer is allocated per file.  Cryptographic digests use OpenSSL's EVP
+ * interface, XXH128 uses libxxhash's XXH3 streaming API.
+ */
+#ifndef FIDX_HASH_H
+#define FIDX_HASH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+/* Read size for hashing, chosen by measurement (docs/BENCHMARKS.md). */
+#define FIDX_HASH_READ_SIZE (256 * 1024)
+
+struct fidx_hasher;
+
+/*
+ * Makes a hasher for the digests in mask (bits 1u << enum fidx_digest).
+ * Returns NULL with errno set on failure.
+ */
+struct fidx_hasher *fidx_hasher_create(unsigned mask);
+
+/* Frees a hasher.  NULL is allowed. */
+void fidx_hasher_destroy(struct fidx_hasher *h);
+
+/*
+ * Reads fd from its current offset to end of file and computes every digest
+ * of the hasher's mask into out[d] (the layout of struct fidx_record).
+ * *bytes receives the number of bytes read; when progress is not NULL, every
+ * read's length is also added to it as the read completes (for a progress
+ * line that moves within a huge file).  Returns 0, or -1 with errno set when a
+ * read failed (out is then undefined).
+ */
+int fidx_hash_fd(struct fidx_hasher *h, int fd,
+		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
+		 atomic_uint_least64_t *progress);
+
+/*
+ * Parses a comma-separated digest list ("md5,sha256", or "none") into a mask.
+ * Returns 0 and sets *mask, or -1 when a name is unknown (errno = EINVAL).
+ */
+int fidx_digest_list_parse(const char *list, unsigned *mask);
+
+#endif /* FIDX_HASH_H */

@@ -1,0 +1,81 @@
+/*
+ * main.c - the fidx command: dispatch to a subcommand.
+ *
+ * Map of the sources (docs/ARCHITECTURE.md draws the pipeline):
+ *   main.c          this file: the subcommand table, --help, --version
+ *   cmd_scan.c      `fidx scan`: options, roots, summary, exit status
+ *   interactive.c   the prompts of `fidx scan -i` (and of a bare `fidx` on a terminal)
+ *   mounts.c        the mount table, from /proc/self/mountinfo
+ *   scan.c          the pipeline: walker -> hash queue -> hash workers -> writer queue -> writer
+ *   walk.c          the parallel directory walk (getdents64 + statx, shared work)
+ *   queue.c         the bounded blocking queue between pipeline stages
+ *   hash.c          all requested digests of a file in one read pass
+ *   store_sqlite.c  the SQLite store behind store.h (schema in docs/SCHEMA.md)
+ *   progress.c      the progress line
+ *   record.c        the inventory entry and digest names
+ *   sysinfo.c       host, OS, kernel, architecture, clock
+ *   json.c, diag.c  JSON strings; one-line user messages
+ */
+#include <openssl/crypto.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "commands.h"
+#include "diag.h"
+
+static const struct command {
+	const char *name;                  /* as typed */
+	int (*run)(int argc, char **argv); /* returns the exit status */
+	const char *summary;               /* one line for --help */
+} commands[] = {
+	{"scan", cmd_scan, "record a folder or disk into the database"},
+};
+
+void print_version(void)
+{
+	unsigned xxh = XXH_versionNumber();
+	printf("fidx %s\n", FIDX_VERSION);
+	printf("SQLite %s\n", sqlite3_libversion());
+	printf("%s\n", OpenSSL_version(OPENSSL_VERSION));
+	printf("xxHash %u.%u.%u\n", xxh / 10000, xxh / 100 % 100, xxh % 100);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: fidx COMMAND [OPTIONS] [ARGS]\n"
+	      "       fidx              (on a terminal: choose a filesystem to scan, as scan -i)\n\n"
+	      "A fast, complete inventory of a disk or folder in SQLite.\n\n"
+	      "Commands:\n", out);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s%s\n", commands[i].name, commands[i].summary);
+	fputs("\n'fidx COMMAND --help' describes a command; --version shows versions.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		if (isatty(STDIN_FILENO)) {
+			char *interactive[] = {"scan", "-i", NULL};
+			return cmd_scan(2, interactive);
+		}
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		print_version();
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fidx_error("unknown command '%s'", fidx_quote(argv[1]));
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,77 @@
+/*
+ * record.c - the inventory entry: digest names, type letters, ownership.
+ */
+#include "record.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+	const char *name;
+	size_t len;
+} digests[FIDX_NDIGESTS] = {
+	[FIDX_MD5] = {"md5", 16},
+	[FIDX_SHA1] = {"sha1", 20},
+	[FIDX_SHA256] = {"sha256", 32},
+	[FIDX_SHA512] = {"sha512", 64},
+	[FIDX_XXH128] = {"xxh128", 16},
+};
+
+size_t fidx_digest_len(enum fidx_digest d)
+{
+	return digests[d].len;
+}
+
+const char *fidx_digest_name(enum fidx_digest d)
+{
+	return digests[d].name;
+}
+
+int fidx_digest_parse(const char *name)
+{
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		if (strcmp(name, digests[d].name) == 0)
+			return d;
+	return -1;
+}
+
+char fidx_type_of_mode(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return 'f';
+	case S_IFDIR: return 'd';
+	case S_IFLNK: return 'l';
+	case S_IFIFO: return 'p';
+	case S_IFSOCK: return 's';
+	case S_IFCHR: return 'c';
+	case S_IFBLK: return 'b';
+	default: return 0;
+	}
+}
+
+int fidx_record_set_error(struct fidx_record *rec, const char *op, int errnum)
+{
+	char *msg;
+	int n = errnum ? asprintf(&msg, "%s: %s", op, strerror(errnum))
+		       : asprintf(&msg, "%s", op);
+	if (n < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	free(rec->error);
+	rec->error = msg;
+	return 0;
+}
+
+void fidx_record_free(struct fidx_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->path);
+	free(rec->link_target);
+	free(rec->error);
+	free(rec);
+}

@@ -1,0 +1,88 @@
+/*
+ * record.h - one inventory entry as it travels through the scan pipeline.
+ *
+ * The walker fills a record from the directory entry and its statx() data,
+ * a hash worker may add digests (or an error), and the writer hands it to the
+ * store, which frees nothing: the pipeline stage that pops a record last
+ * releases it with fidx_record_free().  Every field is plain data so that a
+ * record can cross threads through a queue without further locking.
+ */
+#ifndef FIDX_RECORD_H
+#define FIDX_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The digests fidx can compute, in the order of the database columns. */
+enum fidx_digest {
+	FIDX_MD5,
+	FIDX_SHA1,
+	FIDX_SHA256,
+	FIDX_SHA512,
+	FIDX_XXH128,
+	FIDX_NDIGESTS
+};
+
+#define FIDX_DIGEST_MAX 64 /* bytes in the longest digest (SHA-512) */
+
+/* Metadata of one entry, as statx() reported it. */
+struct fidx_meta {
+	uint64_t size;     /* st_size in bytes */
+	uint64_t blocks;   /* st_blocks, 512-byte units */
+	uint32_t mode;     /* st_mode: type and permission bits */
+	uint32_t uid;      /* owner */
+	uint32_t gid;      /* group */
+	uint64_t nlink;    /* hard link count */
+	uint64_t dev;      /* device number, makedev(major, minor) */
+	uint64_t ino;      /* inode number */
+	int64_t atime_ns;  /* last access, ns since the epoch */
+	int64_t mtime_ns;  /* last content change */
+	int64_t ctime_ns;  /* last status change */
+	int64_t btime_ns;  /* birth time; valid only if has_btime */
+	bool has_btime;    /* the filesystem reported a birth time */
+};
+
+/* One entry of the inventory. */
+struct fidx_record {
+	int64_t scan_id;       /* the scan row this entry belongs to */
+	char *path;            /* absolute path, byte-exact, NUL-terminated; owned */
+	size_t path_len;       /* strlen(path) */
+	size_t name_off;       /* offset of the last component within path */
+	size_t ext_off;        /* offset of the extension within path (== path_len if none) */
+	char type;             /* 'f' 'd' 'l' 'p' 's' 'c' 'b', or 0 when unknown */
+	bool has_meta;         /* meta is valid (statx succeeded) */
+	struct fidx_meta meta; /* the entry's metadata */
+	char *link_target;     /* symlink target bytes, NUL-terminated, or NULL; owned */
+	size_t link_len;       /* length of link_target */
+	unsigned digest_mask;  /* bit (1u << d) set when digest[d] holds a value */
+	uint8_t digest[FIDX_NDIGESTS][FIDX_DIGEST_MAX]; /* raw digests */
+	char *error;           /* NULL, or what failed ("open: Permission denied"); owned */
+};
+
+/* Returns the length in bytes of digest d. */
+size_t fidx_digest_len(enum fidx_digest d);
+
+/* Returns the lower-case name of digest d ("md5", "sha256", ...). */
+const char *fidx_digest_name(enum fidx_digest d);
+
+/*
+ * Parses a digest name.  Returns the digest, or -1 if name is not one of
+ * fidx_digest_name()'s results.
+ */
+int fidx_digest_parse(const char *name);
+
+/* Returns the record's file type letter for a st_mode, or 0 if unknown. */
+char fidx_type_of_mode(uint32_t mode);
+
+/*
+ * Sets rec->error to "op: strerror(errnum)" (or just op when errnum is 0),
+ * replacing any earlier error.  Returns 0, or -1 with errno set when out of
+ * memory.
+ */
+int fidx_record_set_error(struct fidx_record *rec, const char *op, int errnum);
+
+/* Frees a record and everything it owns.  NULL is allowed. */
+void fidx_record_free(struct fidx_record *rec);
+
+#endif /* FIDX_RECORD_H */

@@ -1,0 +1,530 @@
+/*
+ * scan.c - the scan pipeline.
+ *
+ *   walker threads ──► hash queue ──► hash workers ──┐
+ *   (fidx_walk)   │    (records)                     ▼
+ *                 └───────────────────────────► writer queue ──► writer ──► store
+ *                   entries with nothing to hash   (batches)      (1 thread)
+ *
+ *   progress thread: reads the counters, draws one line on stderr.
+ *
+ * The walker callback turns each walk entry into a record.  A regular file
+ * to hash goes to the hash queue one record at a time, so a worker busy with
+ * a huge file never holds up the others; everything else is gathered into a
+ * per-thread batch for the writer.  Hash workers batch their results too.
+ * Both queues have a fixed capacity, which bounds the memory of the whole
+ * scan: when the writer or the hashers fall behind, the walk waits.
+ *
+ * Ending.  The walk is one producer of the hash queue; when fidx_walk()
+ * returns, its threads have flushed their batches and the queue is closed.
+ * The writer queue's producers are the walk and each hash worker; the writer
+ * ends when all are done and the queue is drained.  On a store failure the
+ * writer sets `failed`, raises cancel and aborts both queues, so nothing
+ * waits on a consumer that has stopped.
+ *
+ * Counters.  Progress counters are relaxed atomics written by many threads;
+ * the per-root totals that go into the scan rows are the writer's alone.
+ */
+#include "scan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "hash.h"
+#include "progress.h"
+#include "queue.h"
+#include "sysinfo.h"
+#include "walk.h"
+
+#define BATCH_RECORDS 256   /* records per writer batch */
+#define HASH_QUEUE_CAP 4096 /* records waiting to be hashed */
+#define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
+
+struct batch {
+	size_t n;                                  /* records in rec */
+	struct fidx_record *rec[BATCH_RECORDS];    /* owned */
+};
+
+/* Per-root totals, kept by the writer. */
+struct root_totals {
+	uint64_t entries, files, dirs, bytes, errors;
+};
+
+struct scan {
+	const struct fidx_scan_opts *opts;
+	struct fidx_store *store;
+	int64_t *scan_ids;             /* scan row of each root */
+	struct root_totals *totals;    /* per root; the writer's */
+	struct fidx_queue *hash_q;     /* records to hash */
+	struct fidx_queue *write_q;    /* batches to store */
+	struct fidx_progress_counters counters;
+	atomic_bool stop;              /* the pipeline must wind down */
+	atomic_bool failed;            /* the store failed */
+	char *errmsg;                  /* the store's message, set by the writer */
+};
+
+/* A walker or hash worker's state. */
+struct producer {
+	struct scan *scan;
+	struct batch *batch;           /* being filled, or NULL */
+	struct fidx_hasher *hasher;    /* hash workers only */
+};
+
+static bool stopping(struct scan *s)
+{
+	return atomic_load_explicit(&s->stop, memory_order_relaxed) ||
+	       (s->opts->cancel && atomic_load_explicit(s->opts->cancel, memory_order_relaxed));
+}
+
+static void batch_free(struct batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		fidx_record_free(b->rec[i]);
+	free(b);
+}
+
+/* Hands the producer's batch to the writer.  Returns 0, or -1 when aborted. */
+static int flush_batch(struct producer *p)
+{
+	struct batch *b = p->batch;
+	if (!b || b->n == 0)
+		return 0;
+	p->batch = NULL;
+	if (fidx_queue_push(p->scan->write_q, b) < 0) {
+		batch_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+/* Adds rec to the producer's batch (taking ownership).  Returns 0 or -1. */
+static int emit(struct producer *p, struct fidx_record *rec)
+{
+	if (!p->batch && !(p->batch = calloc(1, sizeof(*p->batch)))) {
+		fidx_record_free(rec);
+		return -1;
+	}
+	p->batch->rec[p->batch->n++] = rec;
+	if (p->batch->n == BATCH_RECORDS)
+		return flush_batch(p);
+	return 0;
+}
+
+static int64_t ts_ns(const struct statx_timestamp *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* Offset of the extension in name (Python's splitext: leading dots do not count). */
+static size_t ext_offset(const char *path, size_t name_off, size_t path_len)
+{
+	const char *name = path + name_off;
+	size_t i = 0;
+	while (name[i] == '.')
+		i++;
+	const char *dot = memrchr(name + i, '.', path_len - name_off - i);
+	return dot ? (size_t)(dot + 1 - path) : path_len;
+}
+
+/* Builds a record from a walk entry.  Returns NULL on ENOMEM. */
+static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entry *e)
+{
+	struct fidx_record *rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return NULL;
+	rec->path = malloc(e->path_len + 1);
+	if (!rec->path)
+		goto fail;
+	memcpy(rec->path, e->path, e->path_len + 1);
+	rec->path_len = e->path_len;
+	rec->name_off = e->name_off;
+	rec->ext_off = ext_offset(rec->path, e->name_off, e->path_len);
+	rec->scan_id = s->scan_ids[e->root_index];
+	if (e->stx) {
+		const struct statx *x = e->stx;
+		struct fidx_meta *m = &rec->meta;
+		rec->has_meta = true;
+		rec->type = fidx_type_of_mode(x->stx_mode);
+		m->size = x->stx_size;
+		m->blocks = x->stx_blocks;
+		m->mode = x->stx_mode;
+		m->uid = x->stx_uid;
+		m->gid = x->stx_gid;
+		m->nlink = x->stx_nlink;
+		m->dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+		m->ino = x->stx_ino;
+		m->atime_ns = ts_ns(&x->stx_atime);
+		m->mtime_ns = ts_ns(&x->stx_mtime);
+		m->ctime_ns = ts_ns(&x->stx_ctime);
+		m->has_btime = (x->stx_mask & STATX_BTIME) != 0;
+		if (m->has_btime)
+			m->btime_ns = ts_ns(&x->stx_btime);
+	} else {
+		static const char dtype_letter[] = {
+			[DT_REG] = 'f', [DT_DIR] = 'd', [DT_LNK] = 'l', [DT_FIFO] = 'p',
+			[DT_SOCK] = 's', [DT_CHR] = 'c', [DT_BLK] = 'b',
+		};
+		rec->type = e->d_type < sizeof(dtype_letter) ? dtype_letter[e->d_type] : 0;
+	}
+	if (e->link_target) {
+		rec->link_len = strlen(e->link_target);
+		if (!(rec->link_target = strdup(e->link_target)))
+			goto fail;
+	}
+	if (e->error && fidx_record_set_error(rec, e->error_op, e->error) < 0)
+		goto fail;
+	return rec;
+fail:
+	fidx_record_free(rec);
+	return NULL;
+}
+
+/* The walk's entry callback: runs on every walker thread. */
+static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx)
+{
+	struct producer *p = ctx;
+	struct scan *s = p->scan;
+	struct fidx_progress_counters *c = &s->counters;
+	if (stopping(s))
+		return FIDX_WALK_STOP;
+	struct fidx_record *rec = record_of(s, e);
+	if (!rec) {
+		atomic_store(&s->stop, true);
+		return FIDX_WALK_STOP;
+	}
+	atomic_fetch_add_explicit(&c->entries_found, 1, memory_order_relaxed);
+	if (rec->type == 'f') {
+		atomic_fetch_add_explicit(&c->files_found, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->bytes_found, rec->meta.size, memory_order_relaxed);
+	}
+	int ret;
+	if (rec->type == 'f' && s->opts->digests && !rec->error) {
+		ret = fidx_queue_push(s->hash_q, rec);
+		if (ret < 0)
+			fidx_record_free(rec);
+	} else {
+		ret = emit(p, rec);
+	}
+	return ret < 0 ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
+}
+
+static void *walker_start(void *arg)
+{
+	struct producer *p = calloc(1, sizeof(*p));
+	if (p)
+		p->scan = arg;
+	return p;
+}
+
+static void walker_end(void *ctx, void *arg)
+{
+	(void)arg;
+	struct producer *p = ctx;
+	if (!p)
+		return;
+	flush_batch(p);
+	free(p);
+}
+
+/* Opens a record's file for hashing: never follows a link it did not follow. */
+static int open_for_hash(const struct fidx_record *rec)
+{
+	int flags = O_RDONLY | O_NONBLOCK | O_NOATIME;
+	if (!rec->link_target)
+		flags |= O_NOFOLLOW;
+	int fd = fidx_open_long(rec->path, flags);
+	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+		fd = fidx_open_long(rec->path, flags & ~O_NOATIME);
+	return fd;
+}
+
+/* Hashes one regular file into rec, or records why it could not be. */
+static void hash_record(struct producer *p, struct fidx_record *rec)
+{
+	struct fidx_progress_counters *c = &p->scan->counters;
+	int fd = open_for_hash(rec);
+	if (fd < 0) {
+		fidx_record_set_error(rec, "open", errno);
+		return;
+	}
+	uint64_t bytes = 0;
+	struct stat after;
+	if (fidx_hash_fd(p->hasher, fd, rec->digest, &bytes, &c->bytes_hashed) < 0) {
+		fidx_record_set_error(rec, "read", errno);
+	} else if (fstat(fd, &after) < 0) {
+		fidx_record_set_error(rec, "stat", errno);
+	} else if (!S_ISREG(after.st_mode) || after.st_ino != rec->meta.ino ||
+		   (uint64_t)after.st_size != rec->meta.size || bytes != rec->meta.size ||
+		   (int64_t)after.st_mtim.tv_sec * 1000000000 + after.st_mtim.tv_nsec !=
+			   rec->meta.mtime_ns) {
+		fidx_record_set_error(rec, "changed during scan", 0);
+	} else {
+		rec->digest_mask = p->scan->opts->digests;
+	}
+	close(fd);
+	/* Bytes of a file that changed were counted as read; the total stays honest. */
+	if (bytes != rec->meta.size)
+		atomic_fetch_add_explicit(&c->bytes_hashed, rec->meta.size - bytes,
+					  memory_order_relaxed);
+}
+
+/* A hash worker: takes files from the hash queue until it is closed. */
+static void *hash_worker(void *arg)
+{
+	struct producer *p = arg;
+	struct scan *s = p->scan;
+	struct fidx_record *rec;
+	while ((rec = fidx_queue_pop(s->hash_q))) {
+		if (stopping(s))
+			fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
+		else
+			hash_record(p, rec);
+		atomic_fetch_add_explicit(&s->counters.files_hashed, 1, memory_order_relaxed);
+		if (emit(p, rec) < 0)
+			break;
+		/* Do not sit on a part-filled batch while the queue is idle. */
+		if (fidx_queue_len(s->hash_q) == 0)
+			flush_batch(p);
+	}
+	flush_batch(p);
+	fidx_queue_done(s->write_q);
+	return NULL;
+}
+
+/* Records the store's failure and makes every stage stop. */
+static void writer_fail(struct scan *s)
+{
+	if (!s->errmsg)
+		s->errmsg = strdup(fidx_store_errmsg(s->store));
+	atomic_store(&s->failed, true);
+	atomic_store(&s->stop, true);
+	fidx_queue_abort(s->hash_q);
+	fidx_queue_abort(s->write_q);
+}
+
+/* Accounts one stored record in its root's totals and in the error list. */
+static void account(struct scan *s, size_t root, const struct fidx_record *rec)
+{
+	struct root_totals *t = &s->totals[root];
+	t->entries++;
+	if (rec->type == 'f') {
+		t->files++;
+		t->bytes += rec->meta.size;
+	} else if (rec->type == 'd') {
+		t->dirs++;
+	}
+	if (rec->error) {
+		t->errors++;
+		if (s->opts->error_list)
+			fprintf(s->opts->error_list, "%s: %s\n", fidx_quote(rec->path), rec->error);
+	}
+}
+
+/* The writer thread: the only user of the store while the scan runs. */
+static void *writer(void *arg)
+{
+	struct scan *s = arg;
+	int64_t first = s->scan_ids[0];
+	struct batch *b;
+	while ((b = fidx_queue_pop(s->write_q))) {
+		for (size_t i = 0; i < b->n && !atomic_load(&s->failed); i++) {
+			const struct fidx_record *rec = b->rec[i];
+			if (fidx_store_add(s->store, rec) < 0) {
+				writer_fail(s);
+				break;
+			}
+			account(s, (size_t)(rec->scan_id - first), rec);
+			atomic_fetch_add_explicit(&s->counters.entries_written, 1,
+						  memory_order_relaxed);
+		}
+		batch_free(b);
+	}
+	if (!atomic_load(&s->failed) && fidx_store_flush(s->store) < 0)
+		writer_fail(s);
+	return NULL;
+}
+
+/* Frees whatever an aborted pipeline left in its queues. */
+static void drain(struct scan *s)
+{
+	void *item;
+	while ((item = fidx_queue_trypop(s->hash_q)))
+		fidx_record_free(item);
+	while ((item = fidx_queue_trypop(s->write_q)))
+		batch_free(item);
+}
+
+/* Writes the end of every scan row; returns 0 or -1 (message in s->errmsg). */
+static int end_scans(struct scan *s, size_t nroots, bool interrupted)
+{
+	const char *status = atomic_load(&s->failed) ? "failed"
+			     : interrupted	       ? "interrupted"
+						       : "complete";
+	int ret = 0;
+	for (size_t r = 0; r < nroots; r++) {
+		const struct root_totals *t = &s->totals[r];
+		struct fidx_scan_totals end = {
+			.finished_ns = fidx_now_ns(), .status = status, .entries = t->entries,
+			.files = t->files, .dirs = t->dirs, .bytes = t->bytes, .errors = t->errors,
+		};
+		if (fidx_store_end_scan(s->store, s->scan_ids[r], &end) < 0) {
+			if (!s->errmsg)
+				s->errmsg = strdup(fidx_store_errmsg(s->store));
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
+	      const struct fidx_scan_opts *opts, struct fidx_scan_result *result, char **errmsg)
+{
+	struct scan s = {.opts = opts, .store = st};
+	struct fidx_sysinfo sys;
+	struct timespec t0, t1;
+	unsigned jobs = opts->jobs ? opts->jobs : 1;
+	unsigned nhash = opts->digests ? jobs : 0;
+	struct producer *hashers = NULL;
+	pthread_t *hash_tids = NULL, writer_tid;
+	unsigned hash_started = 0;
+	bool writer_started = false;
+	struct fidx_progress *progress = NULL;
+	int ret = -1;
+
+	memset(result, 0, sizeof(*result));
+	*errmsg = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fidx_sysinfo_read(&sys);
+	s.scan_ids = calloc(nroots, sizeof(*s.scan_ids));
+	s.totals = calloc(nroots, sizeof(*s.totals));
+	s.hash_q = fidx_queue_create(HASH_QUEUE_CAP, 1);
+	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 1 + nhash);
+	hashers = calloc(nhash ? nhash : 1, sizeof(*hashers));
+	hash_tids = calloc(nhash ? nhash : 1, sizeof(*hash_tids));
+	if (!s.scan_ids || !s.totals || !s.hash_q || !s.write_q || !hashers || !hash_tids) {
+		s.errmsg = strdup("out of memory");
+		goto out;
+	}
+
+	for (size_t r = 0; r < nroots; r++) {
+		struct fidx_scan_info info = {
+			.root = roots[r], .host = sys.host, .os = sys.os, .kernel = sys.kernel,
+			.arch = sys.arch, .version = FIDX_VERSION, .options = opts->options_json,
+			.started_ns = fidx_now_ns(),
+		};
+		s.scan_ids[r] = fidx_store_begin_scan(st, &info);
+		if (s.scan_ids[r] < 0) {
+			s.errmsg = strdup(fidx_store_errmsg(st));
+			if (r > 0) {
+				atomic_store(&s.failed, true);
+				end_scans(&s, r, false);
+			}
+			goto out;
+		}
+	}
+	result->first_scan_id = s.scan_ids[0];
+	result->nscans = nroots;
+
+	for (unsigned i = 0; i < nhash; i++) {
+		hashers[i].scan = &s;
+		hashers[i].hasher = fidx_hasher_create(opts->digests);
+		if (!hashers[i].hasher) {
+			s.errmsg = strdup("cannot set up hashing: out of memory");
+			break;
+		}
+	}
+	if (s.errmsg) {
+		atomic_store(&s.failed, true);
+		end_scans(&s, nroots, false);
+		goto out;
+	}
+	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
+		s.errmsg = strdup("cannot start the writer thread");
+		atomic_store(&s.failed, true);
+		end_scans(&s, nroots, false);
+		goto out;
+	}
+	writer_started = true;
+	for (; hash_started < nhash; hash_started++)
+		if (pthread_create(&hash_tids[hash_started], NULL, hash_worker,
+				   &hashers[hash_started]) != 0)
+			break;
+	/* Workers that could not start will never call done: do it for them. */
+	for (unsigned i = hash_started; i < nhash; i++)
+		fidx_queue_done(s.write_q);
+	if (nhash && hash_started == 0) {
+		/* Not one hash worker: the files would never be hashed. */
+		s.errmsg = strdup("cannot start the hash workers");
+		writer_fail(&s);
+	}
+	if (opts->progress)
+		progress = fidx_progress_start(&s.counters, nhash > 0);
+
+	struct fidx_walk_opts wopts = {
+		.threads = jobs, .follow = opts->follow, .xdev = opts->xdev, .read_links = true,
+		.excludes = opts->excludes, .entry = on_entry, .thread_start = walker_start,
+		.thread_end = walker_end, .arg = &s, .cancel = &s.stop,
+	};
+	if (!atomic_load(&s.stop) && fidx_walk(roots, nroots, &wopts) < 0 && !s.errmsg)
+		s.errmsg = strdup("cannot start the walk: out of memory");
+	atomic_store(&s.counters.walk_done, true);
+	fidx_queue_done(s.hash_q);
+	fidx_queue_done(s.write_q);
+
+	for (unsigned i = 0; i < hash_started; i++)
+		pthread_join(hash_tids[i], NULL);
+	pthread_join(writer_tid, NULL);
+	writer_started = false;
+	fidx_progress_stop(progress);
+	progress = NULL;
+	drain(&s);
+
+	result->interrupted = opts->cancel && atomic_load(opts->cancel);
+	if (end_scans(&s, nroots, result->interrupted) == 0 && !atomic_load(&s.failed) &&
+	    fidx_store_build_indexes(st) < 0 && !s.errmsg)
+		s.errmsg = strdup(fidx_store_errmsg(st));
+	for (size_t r = 0; r < nroots; r++) {
+		result->entries += s.totals[r].entries;
+		result->files += s.totals[r].files;
+		result->dirs += s.totals[r].dirs;
+		result->bytes += s.totals[r].bytes;
+		result->errors += s.totals[r].errors;
+	}
+	if (!s.errmsg)
+		ret = 0;
+out:
+	if (writer_started) {
+		fidx_queue_abort(s.write_q);
+		pthread_join(writer_tid, NULL);
+	}
+	fidx_progress_stop(progress);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	result->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (hashers)
+		for (unsigned i = 0; i < nhash; i++)
+			fidx_hasher_destroy(hashers[i].hasher);
+	free(hashers);
+	free(hash_tids);
+	if (s.hash_q && s.write_q)
+		drain(&s);
+	fidx_queue_destroy(s.hash_q);
+	fidx_queue_destroy(s.write_q);
+	free(s.scan_ids);
+	free(s.totals);
+	if (ret < 0)
+		*errmsg = s.errmsg ? s.errmsg : strdup("out of memory");
+	else
+		free(s.errmsg);
+	return ret;
+}

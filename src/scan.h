@@ -1,0 +1,48 @@
+/*
+ * scan.h - the scan pipeline: walk, hash, store.
+ *
+ * fidx_scan() runs the whole job for a set of roots and returns totals; it
+ * knows nothing of the command line (cmd_scan.c) or of SQLite (store.h).
+ */
+#ifndef FIDX_SCAN_H
+#define FIDX_SCAN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store.h"
+
+struct fidx_scan_opts {
+	unsigned digests;            /* mask of digests to compute (1u << enum fidx_digest) */
+	unsigned jobs;               /* walker threads and hash workers, >= 1 */
+	bool xdev;                   /* stay on each root's filesystem */
+	bool follow;                 /* follow symlinks */
+	const char *const *excludes; /* NULL-terminated glob list, or NULL */
+	bool progress;               /* draw a progress line on stderr */
+	const char *options_json;    /* recorded in each scan row */
+	FILE *error_list;            /* if not NULL, gets "PATH: ERROR" per entry with an error */
+	atomic_bool *cancel;         /* set (by a signal handler) to interrupt the scan */
+};
+
+/* What a scan did, over all its roots. */
+struct fidx_scan_result {
+	int64_t first_scan_id;       /* id of the first root's scan row */
+	size_t nscans;               /* scan rows written (one per root) */
+	uint64_t entries, files, dirs, bytes, errors;
+	double seconds;              /* wall-clock time */
+	bool interrupted;            /* stopped by cancel */
+};
+
+/*
+ * Scans the roots (absolute paths) into the open store st, one scan row per
+ * root.  Returns 0 when every root was walked to its end or interrupted by
+ * cancel (result->interrupted), or -1 when the store failed, with a one-line
+ * message in *errmsg (malloc'ed).  Scan rows are ended 'complete',
+ * 'interrupted' or 'failed' accordingly.
+ */
+int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
+	      const struct fidx_scan_opts *opts, struct fidx_scan_result *result, char **errmsg);
+
+#endif /* FIDX_SCAN_H */

@@ -1,0 +1,99 @@
+/*
+ * store.h - where the inventory goes.
+ *
+ * The scan pipeline talks to its database only through these functions, and
+ * only from one thread (the writer).  The one backend today is SQLite
+ * (store_sqlite.c); a second one (a central PostgreSQL) can be added behind
+ * the same functions without touching the walker or the workers.
+ *
+ * A store batches rows into transactions of opts.batch_rows rows; a scan's
+ * row is committed as soon as it is begun, so that a killed process leaves it
+ * visible with status 'running'.  Errors: functions return -1 (or NULL) and
+ * fidx_store_errmsg() gives one line saying what failed and why.
+ */
+#ifndef FIDX_STORE_H
+#define FIDX_STORE_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+struct fidx_store;
+
+/* Tuning, chosen by measurement (docs/BENCHMARKS.md). */
+struct fidx_store_opts {
+	unsigned batch_rows;  /* rows per transaction; 0 for the default */
+	int cache_kib;        /* SQLite page cache in KiB; 0 for the default */
+};
+
+/* What a scan row says when it begins. */
+struct fidx_scan_info {
+	const char *root;     /* absolute path scanned (bytes) */
+	const char *host;     /* host name */
+	const char *os;       /* operating system (PRETTY_NAME of os-release, or uname's sysname) */
+	const char *kernel;   /* kernel release */
+	const char *arch;     /* machine architecture */
+	const char *version;  /* fidx version */
+	const char *options;  /* JSON object of the options used */
+	int64_t started_ns;   /* start, ns since the epoch (UTC) */
+};
+
+/* What a scan row says when it ends. */
+struct fidx_scan_totals {
+	int64_t finished_ns;  /* end, ns since the epoch */
+	const char *status;   /* "complete", "interrupted" or "failed" */
+	uint64_t entries;     /* rows recorded for the scan */
+	uint64_t files;       /* regular files */
+	uint64_t dirs;        /* directories */
+	uint64_t bytes;       /* sum of regular files' sizes */
+	uint64_t errors;      /* rows with an error */
+};
+
+/*
+ * Opens (creating if needed) the database at path for writing, and checks or
+ * creates its schema.  A file that is not a fidx database, or one with a
+ * newer or unknown schema version, is refused.  Returns NULL on failure, with
+ * a one-line message in *errmsg (malloc'ed, the caller frees it).
+ */
+struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opts *opts,
+				   char **errmsg);
+
+/*
+ * Inserts a scan row with status 'running' and commits it.  Returns the new
+ * scan id (> 0), or -1 on failure.
+ */
+int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info *info);
+
+/*
+ * Adds one entry (rec->scan_id names its scan) to the current transaction,
+ * committing when the batch is full.  The record stays the caller's.
+ * Returns 0, or -1 on failure.
+ */
+int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec);
+
+/* Commits the rows added so far.  Returns 0, or -1 on failure. */
+int fidx_store_flush(struct fidx_store *st);
+
+/*
+ * Commits pending rows and records the end of scan scan_id.  Returns 0, or -1
+ * on failure.
+ */
+int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
+			const struct fidx_scan_totals *totals);
+
+/*
+ * Builds the secondary indexes that are left out during the bulk load (a
+ * no-op when they exist).  Returns 0, or -1 on failure.
+ */
+int fidx_store_build_indexes(struct fidx_store *st);
+
+/* Returns the last failure as one line (valid until the next call). */
+const char *fidx_store_errmsg(const struct fidx_store *st);
+
+/*
+ * Closes the store.  Rows not yet committed are rolled back.  Returns 0, or
+ * -1 when closing failed.  NULL is allowed.
+ */
+int fidx_store_close(struct fidx_store *st);
+
+#endif /* FIDX_STORE_H */

@@ -1,0 +1,60 @@
+/*
+ * sysinfo.c - host, operating system, kernel and architecture of this machine.
+ */
+#include "sysinfo.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Copies PRETTY_NAME's value from os-release into buf; returns 0 if found. */
+static int read_os_release(char *buf, size_t size)
+{
+	FILE *f = fopen("/etc/os-release", "re");
+	if (!f)
+		f = fopen("/usr/lib/os-release", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	int found = -1;
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "PRETTY_NAME=", 12) != 0)
+			continue;
+		char *v = line + 12;
+		v[strcspn(v, "\n")] = '\0';
+		size_t len = strlen(v);
+		if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+			v[len - 1] = '\0';
+			v++;
+		}
+		len = strnlen(v, size - 1);
+		memcpy(buf, v, len);
+		buf[len] = '\0';
+		found = 0;
+	}
+	fclose(f);
+	return found;
+}
+
+void fidx_sysinfo_read(struct fidx_sysinfo *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (gethostname(info->host, sizeof(info->host) - 1) < 0)
+		info->host[0] = '\0';
+	struct utsname u;
+	if (uname(&u) == 0) {
+		snprintf(info->kernel, sizeof(info->kernel), "%s", u.release);
+		snprintf(info->arch, sizeof(info->arch), "%s", u.machine);
+		snprintf(info->os, sizeof(info->os), "%s", u.sysname);
+	}
+	read_os_release(info->os, sizeof(info->os));
+}
+
+int64_t fidx_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

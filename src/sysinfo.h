@@ -1,0 +1,22 @@
+/*
+ * sysinfo.h - what a scan row says about the machine it ran on.
+ */
+#ifndef FIDX_SYSINFO_H
+#define FIDX_SYSINFO_H
+
+#include <stdint.h>
+
+struct fidx_sysinfo {
+	char host[256];     /* gethostname() */
+	char os[256];       /* PRETTY_NAME from /etc/os-release, else uname's sysname */
+	char kernel[256];   /* uname's release */
+	char arch[256];     /* uname's machine */
+};
+
+/* Fills *info; fields that cannot be read are left empty. */
+void fidx_sysinfo_read(struct fidx_sysinfo *info);
+
+/* Returns the wall-clock time in ns since the epoch (UTC). */
+int64_t fidx_now_ns(void);
+
+#endif /* FIDX_SYSINFO_H */
