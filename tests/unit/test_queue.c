@@ -1,0 +1,189 @@
+/*
+ * test_queue.c - the bounded queue: order, bounds, many producers and
+ * consumers, closing and aborting.  Also run under TSan by `make check`.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "queue.h"
+
+#define ITEM(n) ((void *)(uintptr_t)(n))
+
+static void test_fifo_order(void **state)
+{
+	(void)state;
+	struct fidx_queue *q = fidx_queue_create(4, 1);
+	assert_non_null(q);
+	for (uintptr_t i = 1; i <= 4; i++)
+		assert_int_equal(fidx_queue_push(q, ITEM(i)), 0);
+	assert_int_equal(fidx_queue_len(q), 4);
+	for (uintptr_t i = 1; i <= 4; i++)
+		assert_ptr_equal(fidx_queue_pop(q), ITEM(i));
+	assert_null(fidx_queue_trypop(q));
+	fidx_queue_done(q);
+	assert_null(fidx_queue_pop(q)); /* closed and drained: does not block */
+	fidx_queue_destroy(q);
+}
+
+static void test_zero_capacity_refused(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(fidx_queue_create(0, 1));
+	assert_int_equal(errno, EINVAL);
+}
+
+struct slow_consumer {
+	struct fidx_queue *q;
+	int taken;
+};
+
+/* Waits, so that the producer meets a full queue, then takes everything. */
+static void *slow_consume(void *arg)
+{
+	struct slow_consumer *c = arg;
+	usleep(50 * 1000);
+	while (fidx_queue_pop(c->q))
+		c->taken++;
+	return NULL;
+}
+
+static void test_push_waits_when_full(void **state)
+{
+	(void)state;
+	struct slow_consumer c = {.q = fidx_queue_create(2, 1)};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, slow_consume, &c), 0);
+	for (uintptr_t i = 1; i <= 100; i++) {
+		assert_int_equal(fidx_queue_push(c.q, ITEM(i)), 0);
+		assert_true(fidx_queue_len(c.q) <= 2); /* never above capacity */
+	}
+	fidx_queue_done(c.q);
+	pthread_join(t, NULL);
+	assert_int_equal(c.taken, 100);
+	fidx_queue_destroy(c.q);
+}
+
+#define PRODUCERS 4
+#define CONSUMERS 3
+#define PER_PRODUCER 20000
+
+struct mpmc {
+	struct fidx_queue *q;
+	unsigned id;
+	uint64_t sum;        /* consumers: sum of items taken */
+	uint64_t count;      /* consumers: items taken */
+};
+
+static void *produce(void *arg)
+{
+	struct mpmc *p = arg;
+	for (uintptr_t i = 0; i < PER_PRODUCER; i++)
+		assert_int_equal(fidx_queue_push(p->q, ITEM(p->id * PER_PRODUCER + i + 1)), 0);
+	fidx_queue_done(p->q);
+	return NULL;
+}
+
+static void *consume(void *arg)
+{
+	struct mpmc *c = arg;
+	void *item;
+	while ((item = fidx_queue_pop(c->q))) {
+		c->sum += (uintptr_t)item;
+		c->count++;
+	}
+	return NULL;
+}
+
+static void test_many_producers_and_consumers(void **state)
+{
+	(void)state;
+	struct fidx_queue *q = fidx_queue_create(16, PRODUCERS);
+	struct mpmc p[PRODUCERS], c[CONSUMERS];
+	pthread_t pt[PRODUCERS], ct[CONSUMERS];
+	for (unsigned i = 0; i < CONSUMERS; i++) {
+		c[i] = (struct mpmc){.q = q};
+		pthread_create(&ct[i], NULL, consume, &c[i]);
+	}
+	for (unsigned i = 0; i < PRODUCERS; i++) {
+		p[i] = (struct mpmc){.q = q, .id = i};
+		pthread_create(&pt[i], NULL, produce, &p[i]);
+	}
+	for (unsigned i = 0; i < PRODUCERS; i++)
+		pthread_join(pt[i], NULL);
+	uint64_t sum = 0, count = 0;
+	for (unsigned i = 0; i < CONSUMERS; i++) {
+		pthread_join(ct[i], NULL);
+		sum += c[i].sum;
+		count += c[i].count;
+	}
+	uint64_t n = (uint64_t)PRODUCERS * PER_PRODUCER;
+	assert_int_equal(count, n);
+	assert_int_equal(sum, n * (n + 1) / 2); /* every item exactly once */
+	fidx_queue_destroy(q);
+}
+
+struct blocked {
+	struct fidx_queue *q;
+	int ret;
+	void *item;
+};
+
+static void *blocked_push(void *arg)
+{
+	struct blocked *b = arg;
+	b->ret = fidx_queue_push(b->q, ITEM(2));
+	return NULL;
+}
+
+static void *blocked_pop(void *arg)
+{
+	struct blocked *b = arg;
+	b->item = fidx_queue_pop(b->q);
+	return NULL;
+}
+
+static void test_abort_unblocks_everyone(void **state)
+{
+	(void)state;
+	struct fidx_queue *full = fidx_queue_create(1, 1);
+	struct fidx_queue *empty = fidx_queue_create(1, 1);
+	assert_int_equal(fidx_queue_push(full, ITEM(1)), 0);
+	struct blocked pusher = {.q = full}, popper = {.q = empty, .item = ITEM(7)};
+	pthread_t a, b;
+	pthread_create(&a, NULL, blocked_push, &pusher);
+	pthread_create(&b, NULL, blocked_pop, &popper);
+	usleep(20 * 1000);
+	fidx_queue_abort(full);
+	fidx_queue_abort(empty);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	assert_int_equal(pusher.ret, -1);
+	assert_null(popper.item);
+	assert_int_equal(fidx_queue_push(full, ITEM(3)), -1);
+	assert_int_equal(errno, EPIPE);
+	/* What was left can still be taken for cleanup. */
+	assert_ptr_equal(fidx_queue_trypop(full), ITEM(1));
+	fidx_queue_destroy(full);
+	fidx_queue_destroy(empty);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fifo_order),
+		cmocka_unit_test(test_zero_capacity_refused),
+		cmocka_unit_test(test_push_waits_when_full),
+		cmocka_unit_test(test_many_producers_and_consumers),
+		cmocka_unit_test(test_abort_unblocks_everyone),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
