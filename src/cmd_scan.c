@@ -237,8 +237,9 @@ int cmd_scan(int argc, char **argv)
 		return 2;
 	}
 	optind = 1;
+	opterr = 0; /* our own one-line messages */
 	int c;
-	while ((c = getopt_long(argc, argv, "o:j:qih", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:j:qih", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'o': db = optarg; break;
@@ -262,8 +263,13 @@ int cmd_scan(int argc, char **argv)
 		case 'i': interactive = true; break;
 		case 'h': scan_usage(stdout); status = 0; goto out;
 		case OPT_VERSION: print_version(); status = 0; goto out;
+		case ':':
+			fidx_error("option '%s' needs an argument (see 'fidx scan --help')",
+				   fidx_quote(argv[optind - 1]));
+			goto out;
 		default:
-			fputs("Try 'fidx scan --help'.\n", stderr);
+			fidx_error("unknown option '%s' (see 'fidx scan --help')",
+				   fidx_quote(argv[optind - 1]));
 			goto out;
 		}
 	}
@@ -287,8 +293,7 @@ int cmd_scan(int argc, char **argv)
 		jobs = choice.jobs;
 		xdev = true; /* a filesystem was chosen: stay on it */
 	} else if (optind == argc) {
-		fidx_error("no PATH to scan");
-		fputs("Try 'fidx scan --help'.\n", stderr);
+		fidx_error("no PATH to scan (see 'fidx scan --help')");
 		goto out;
 	}
 

@@ -396,8 +396,12 @@ static int open_node(struct walk *w, struct dir_node *node)
 		}
 		pthread_mutex_unlock(&w->lock);
 	}
-	int fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags)
-			  : fidx_open_long(node->path, flags);
+	/* O_NOATIME: a scan must not change access times (it needs ownership or CAP_FOWNER). */
+	int fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags | O_NOATIME)
+			  : fidx_open_long(node->path, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags)
+			      : fidx_open_long(node->path, flags);
 	int saved = errno;
 	if (parent) {
 		pthread_mutex_lock(&w->lock);
