@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""t_signals.py - SIGINT, SIGTERM and SIGKILL in the middle of a scan.
+
+A slow tree: fifty small files and eight sparse files of 1 GiB, scanned with
+-j1 and --hash sha512 (some seconds of hashing).  Each signal is sent once
+the scan row is visible in the database (so fidx is past its start-up), which
+is a fraction of a second into the scan.
+
+  * SIGINT and SIGTERM: exit 130 within a few seconds, the scan row says
+    'interrupted' and counts the rows it kept, the database passes
+    integrity_check, and the rows recorded are correct;
+  * SIGINT while a 64 GiB sparse file is being hashed: exit 130 within 5 s,
+    not after the whole file, and no digest of the part read is kept;
+  * SIGKILL: the database, which already holds a complete scan 1, passes
+    integrity_check, scan 2 is left 'running', scan 1 is exactly as before.
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+import lib
+from lib import Checker, run_fidx, truth, write
+
+SLOW_FILES = 8
+SLOW_SIZE = 1 << 30
+STOP_WITHIN = 10.0  # seconds from the signal to the exit
+HUGE_SIZE = 64 << 30  # a sparse file that takes a minute or more to hash
+PROMPT_WITHIN = 5.0  # seconds to stop in the middle of it
+
+
+def build(top):
+	"""Builds the slow tree of the header; returns its root."""
+	root = top + b"/slow"
+	os.makedirs(root + b"/small")
+	for i in range(50):
+		write(root + b"/small/%02d" % i, b"small %d" % i)
+	for i in range(SLOW_FILES):
+		lib.sparse(root + b"/big%d" % i, SLOW_SIZE, [(SLOW_SIZE - 1, b"!")])
+	lib.settle(root)
+	return root
+
+
+def start(db, root):
+	"""Starts a slow scan; returns the process once its scan row is in db."""
+	n0 = len(lib.scan_rows(db)) if os.path.exists(db) else 0
+	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--hash", "sha512", "-o", db, root],
+			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.PIPE, start_new_session=True)
+	deadline = time.monotonic() + 20
+	while time.monotonic() < deadline and p.poll() is None:
+		try:
+			if os.path.exists(db) and len(lib.scan_rows(db)) > n0:
+				break
+		except Exception:  # schema not made yet, or locked: try again
+			pass
+		time.sleep(0.05)
+	time.sleep(0.3)
+	return p
+
+
+def wait(p, timeout):
+	"""Waits for p; returns (exit status, stderr, seconds), killing it after timeout."""
+	t0 = time.monotonic()
+	try:
+		_, err = p.communicate(timeout=timeout)
+	except subprocess.TimeoutExpired:
+		os.killpg(p.pid, signal.SIGKILL)
+		_, err = p.communicate()
+	return p.returncode, err, time.monotonic() - t0
+
+
+def check_interrupt(chk, top, root, want, sig):
+	"""SIGINT or SIGTERM: exit 130, an interrupted but sound scan."""
+	label = signal.Signals(sig).name
+	db = top + b"/%s.db" % label.encode()
+	p = start(db, root)
+	running = p.poll() is None
+	chk.ok("%s: the scan was still running when signalled" % label, running,
+	       "it ended first (exit %r): make the slow tree slower" % p.returncode)
+	if not running:
+		return
+	p.send_signal(sig)
+	rc, err, secs = wait(p, 60)
+	chk.ok("%s: exit 130" % label, rc == 130, "exit %r, stderr %s" % (rc, lib.short(err)))
+	chk.ok("%s: stops within %g s" % (label, STOP_WITHIN), secs <= STOP_WITHIN,
+	       "took %.1f s" % secs)
+	chk.eq("%s: integrity_check" % label, lib.integrity(db), "ok")
+	scans = lib.scan_rows(db)
+	if not chk.ok("%s: one scan row" % label, len(scans) == 1, repr(scans)):
+		return
+	s = scans[0]
+	chk.eq("%s: scan.status" % label, s["status"], "interrupted")
+	got, dups = lib.db_rows(db, 1)
+	chk.ok("%s: rows were kept" % label, len(got) >= 1, "no rows")
+	chk.eq("%s: scan.entries counts the rows kept" % label, s["entries"], len(got))
+	chk.ok("%s: finished_ns set" % label, isinstance(s["finished_ns"], int) and
+	       s["finished_ns"] >= s["started_ns"], repr(s))
+	bad = [p for p in got if p not in want]
+	chk.ok("%s: every row kept is an entry of the tree" % label, not bad and not dups,
+	       lib.short(bad[:3]))
+	wrong = [p for p, r in got.items() if p in want and
+		 any(r[c] != want[p][c] for c in ("type", "size", "ino", "mtime_ns"))]
+	chk.ok("%s: the rows kept hold the right metadata" % label, not wrong,
+	       lib.short(wrong[:3]))
+	wrong = [p for p, r in got.items() if p in want and r["sha512"] is not None and
+		 r["sha512"] != want[p]["sha512"]]
+	chk.ok("%s: the digests kept are right (no partial digest)" % label, not wrong,
+	       lib.short(wrong[:3]))
+
+
+def check_prompt_stop(chk, top):
+	"""SIGINT in the middle of a huge file: the scan stops at once, keeping no digest of it."""
+	root = top + b"/huge"
+	os.mkdir(root)
+	lib.sparse(root + b"/huge", HUGE_SIZE, [(HUGE_SIZE - 1, b"!")])
+	db = top + b"/huge.db"
+	p = start(db, root)
+	running = p.poll() is None
+	chk.ok("SIGINT in a huge file: the scan was still running", running,
+	       "it ended first (exit %r)" % p.returncode)
+	if not running:
+		return
+	p.send_signal(signal.SIGINT)
+	rc, err, secs = wait(p, 2 * PROMPT_WITHIN)
+	chk.ok("SIGINT in a huge file: exit 130 within %g s (not after hashing all of it)" %
+	       PROMPT_WITHIN, rc == 130 and secs <= PROMPT_WITHIN,
+	       "exit %r after %.1f s (killed at %g s)" % (rc, secs, 2 * PROMPT_WITHIN))
+	if rc != 130:
+		return
+	got, _ = lib.db_rows(db, 1)
+	r = got.get(root + b"/huge")
+	chk.ok("SIGINT in a huge file: no digest of the part read",
+	       r is None or r["sha512"] is None, "sha512 %s" % lib.show("sha512", r and r["sha512"]))
+	chk.eq("SIGINT in a huge file: integrity_check", lib.integrity(db), "ok")
+
+
+def check_kill(chk, top, root):
+	"""SIGKILL: a sound database, scan 2 left running, scan 1 unchanged."""
+	db = top + b"/killed.db"
+	res = run_fidx("scan", "-q", "-o", db, root + b"/small")
+	if not chk.ok("SIGKILL: a first complete scan", res.rc == 0, repr(res)):
+		return
+	before = lib.dump_scan(db, 1)
+	p = start(db, root)
+	running = p.poll() is None
+	chk.ok("SIGKILL: the scan was still running when killed", running,
+	       "it ended first (exit %r)" % p.returncode)
+	if not running:
+		return
+	os.killpg(p.pid, signal.SIGKILL)
+	rc, _, _ = wait(p, 30)
+	chk.eq("SIGKILL: killed", rc, -signal.SIGKILL)
+	chk.eq("SIGKILL: integrity_check", lib.integrity(db), "ok")
+	scans = lib.scan_rows(db)
+	chk.eq("SIGKILL: scan statuses", [(s["id"], s["status"]) for s in scans],
+	       [(1, "complete"), (2, "running")])
+	chk.ok("SIGKILL: scan 1 intact", lib.dump_scan(db, 1) == before, "it changed")
+
+
+def main():
+	chk = Checker()
+	with lib.TempDir() as td:
+		top = os.fsencode(td.path)
+		root = build(top)
+		want = truth(root, lib.Truth(hashes=[], btime=False))
+		big = lib.hash_at(None, root + b"/big0", ["sha512"])["sha512"]  # all alike
+		for p, r in want.items():
+			r["sha512"] = None
+			if r["type"] == "f":
+				r["sha512"] = big if r["size"] == SLOW_SIZE else \
+					lib.hash_at(None, p, ["sha512"])["sha512"]
+		for sig in (signal.SIGINT, signal.SIGTERM):
+			with chk.guard(signal.Signals(sig).name):
+				check_interrupt(chk, top, root, want, sig)
+		with chk.guard("SIGINT in a huge file"):
+			check_prompt_stop(chk, top)
+		with chk.guard("SIGKILL"):
+			check_kill(chk, top, root)
+	chk.done()
+
+
+if __name__ == "__main__":
+	main()
