@@ -260,8 +260,10 @@ static void hash_record(struct producer *p, struct fidx_record *rec)
 	}
 	uint64_t bytes = 0;
 	struct stat after;
-	if (fidx_hash_fd(p->hasher, fd, rec->digest, &bytes, &c->bytes_hashed) < 0) {
-		fidx_record_set_error(rec, "read", errno);
+	if (fidx_hash_fd(p->hasher, fd, rec->digest, &bytes, &c->bytes_hashed,
+			 p->scan->opts->cancel) < 0) {
+		fidx_record_set_error(rec, errno == ECANCELED ? "not hashed: scan interrupted" : "read",
+				      errno == ECANCELED ? 0 : errno);
 	} else if (fstat(fd, &after) < 0) {
 		fidx_record_set_error(rec, "stat", errno);
 	} else if (!S_ISREG(after.st_mode) || after.st_ino != rec->meta.ino ||

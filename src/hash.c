@@ -1,0 +1,250 @@
+/*
+ * hash.c - every requested digest of a file in one read pass.
+ *
+ * A hasher holds, for one hash worker, everything that hashing a file needs,
+ * made once in fidx_hasher_create() and reused for every file:
+ *
+ *	mask       which digests to compute (bits 1u << enum fidx_digest)
+ *	md[d]      the EVP_MD of each selected cryptographic digest, fetched once
+ *	ctx[d]     one EVP_MD_CTX per selected cryptographic digest
+ *	xxh        one XXH3 streaming state, when XXH128 is selected
+ *	buf        the read buffer: FIDX_HASH_READ_SIZE bytes, page-aligned
+ *
+ * Hashing a file re-initialises each context in place (EVP_DigestInit_ex2(),
+ * XXH3_128bits_reset()), then reads the file block by block and feeds every
+ * block to every selected digest while the block is still in cache.  fidx
+ * allocates nothing per file.  (OpenSSL 3.0 itself frees and re-allocates a
+ * digest's small provider state inside every EVP_DigestInit_ex2(); init,
+ * one-byte update and final together measured ~130 ns per digest, against
+ * several microseconds for the open, read and close of a file.)  The read
+ * size is the one measured in docs/BENCHMARKS.md (section "read size").
+ *
+ * XXH128 is stored in its canonical form (big-endian bytes), the form that
+ * `xxh128sum` prints, so hex(xxh128) in the database matches that tool.
+ */
+#include "hash.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <xxhash.h>
+
+/* Alignment of the read buffer: a page, so reads can be served page by page. */
+#define READ_ALIGN 4096
+
+/* The cryptographic digests are the ones before FIDX_XXH128. */
+#define NCRYPTO FIDX_XXH128
+
+/* OpenSSL's name of each cryptographic digest. */
+static const char *const evp_names[NCRYPTO] = {
+	[FIDX_MD5] = "MD5",
+	[FIDX_SHA1] = "SHA1",
+	[FIDX_SHA256] = "SHA256",
+	[FIDX_SHA512] = "SHA512",
+};
+
+struct fidx_hasher {
+	unsigned mask;            /* digests computed, bits 1u << enum fidx_digest */
+	EVP_MD *md[NCRYPTO];      /* fetched digest, NULL when not in mask */
+	EVP_MD_CTX *ctx[NCRYPTO]; /* its context, NULL when not in mask */
+	XXH3_state_t *xxh;        /* XXH3 state, NULL when XXH128 is not in mask */
+	unsigned char *buf;       /* read buffer, FIDX_HASH_READ_SIZE bytes */
+};
+
+/*
+ * Makes a hasher for mask.  Returns NULL with errno EINVAL for a bit that
+ * names no digest, EOPNOTSUPP when libcrypto does not provide a digest (a
+ * FIPS-only configuration without MD5, for example), ENOMEM otherwise.
+ */
+struct fidx_hasher *fidx_hasher_create(unsigned mask)
+{
+	struct fidx_hasher *h;
+
+	if (mask >> FIDX_NDIGESTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->mask = mask;
+	h->buf = aligned_alloc(READ_ALIGN, FIDX_HASH_READ_SIZE);
+	if (!h->buf)
+		goto fail;
+	for (int d = 0; d < NCRYPTO; d++) {
+		if (!(mask & (1u << d)))
+			continue;
+		h->md[d] = EVP_MD_fetch(NULL, evp_names[d], NULL);
+		if (!h->md[d]) {
+			errno = EOPNOTSUPP;
+			goto fail;
+		}
+		/* Initialised now so that a broken provider fails here, once. */
+		h->ctx[d] = EVP_MD_CTX_new();
+		if (!h->ctx[d] || !EVP_DigestInit_ex2(h->ctx[d], h->md[d], NULL)) {
+			errno = ENOMEM;
+			goto fail;
+		}
+	}
+	if (mask & (1u << FIDX_XXH128)) {
+		h->xxh = XXH3_createState();
+		if (!h->xxh) {
+			errno = ENOMEM;
+			goto fail;
+		}
+	}
+	return h;
+
+fail:
+	fidx_hasher_destroy(h);
+	return NULL;
+}
+
+/* Frees a hasher and everything it holds, keeping errno.  NULL is allowed. */
+void fidx_hasher_destroy(struct fidx_hasher *h)
+{
+	int saved = errno;
+
+	if (!h)
+		return;
+	for (int d = 0; d < NCRYPTO; d++) {
+		EVP_MD_CTX_free(h->ctx[d]);
+		EVP_MD_free(h->md[d]);
+	}
+	XXH3_freeState(h->xxh);
+	free(h->buf);
+	free(h);
+	errno = saved;
+}
+
+/*
+ * Starts a new message in every context of h.  Returns true, or false when
+ * libcrypto failed.
+ */
+static bool hasher_reset(struct fidx_hasher *h)
+{
+	for (int d = 0; d < NCRYPTO; d++)
+		if (h->ctx[d] && !EVP_DigestInit_ex2(h->ctx[d], h->md[d], NULL))
+			return false;
+	if (h->xxh && XXH3_128bits_reset(h->xxh) != XXH_OK)
+		return false;
+	return true;
+}
+
+/* Adds len bytes of h's buffer to every digest.  Returns false on failure. */
+static bool hasher_update(struct fidx_hasher *h, size_t len)
+{
+	for (int d = 0; d < NCRYPTO; d++)
+		if (h->ctx[d] && !EVP_DigestUpdate(h->ctx[d], h->buf, len))
+			return false;
+	if (h->xxh && XXH3_128bits_update(h->xxh, h->buf, len) != XXH_OK)
+		return false;
+	return true;
+}
+
+/* Writes every digest of h into out[d].  Returns false on failure. */
+static bool hasher_final(struct fidx_hasher *h,
+			 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX])
+{
+	for (int d = 0; d < NCRYPTO; d++)
+		if (h->ctx[d] && !EVP_DigestFinal_ex(h->ctx[d], out[d], NULL))
+			return false;
+	if (h->xxh) {
+		XXH128_canonical_t canon;
+
+		XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(h->xxh));
+		memcpy(out[FIDX_XXH128], canon.digest, sizeof(canon.digest));
+	}
+	return true;
+}
+
+/*
+ * Hashes fd from its offset to end of file (see hash.h).  read() is retried
+ * on EINTR; a short read is simply a smaller block.  *bytes is set on failure
+ * too, to the bytes read before it.  Digests outside the mask are not
+ * written.  Returns 0, or -1 with errno set: the read's errno, or EIO when
+ * libcrypto reported a failure (it does not for its built-in digests).
+ */
+int fidx_hash_fd(struct fidx_hasher *h, int fd,
+		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
+		 atomic_uint_least64_t *progress, atomic_bool *cancel)
+{
+	uint64_t total = 0;
+	ssize_t n;
+
+	if (!hasher_reset(h))
+		goto crypto_fail;
+	for (;;) {
+		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
+			*bytes = total;
+			errno = ECANCELED;
+			return -1;
+		}
+		n = read(fd, h->buf, FIDX_HASH_READ_SIZE);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*bytes = total;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (!hasher_update(h, (size_t)n))
+			goto crypto_fail;
+		total += (uint64_t)n;
+		if (progress)
+			atomic_fetch_add_explicit(progress, (uint64_t)n,
+						  memory_order_relaxed);
+	}
+	*bytes = total;
+	if (!hasher_final(h, out))
+		goto crypto_fail;
+	return 0;
+
+crypto_fail:
+	*bytes = total;
+	errno = EIO;
+	return -1;
+}
+
+/*
+ * Parses "none" or a comma-separated list of digest names (duplicates
+ * allowed).  Returns 0 and sets *mask, or -1 with errno EINVAL for an unknown
+ * name or an empty item ("", "md5,", "md5,,sha1"); *mask is then unchanged.
+ */
+int fidx_digest_list_parse(const char *list, unsigned *mask)
+{
+	unsigned m = 0;
+	char name[8]; /* longer than every digest name */
+
+	if (strcmp(list, "none") == 0) {
+		*mask = 0;
+		return 0;
+	}
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ",");
+		int d;
+
+		if (len == 0 || len >= sizeof(name))
+			goto invalid;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		d = fidx_digest_parse(name);
+		if (d < 0)
+			goto invalid;
+		m |= 1u << d;
+		p += len;
+		if (*p == '\0')
+			break;
+	}
+	*mask = m;
+	return 0;
+
+invalid:
+	errno = EINVAL;
+	return -1;
+}
