@@ -92,13 +92,13 @@ run: deps
 
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror unit e2e
-	@echo "== end-to-end suite under ASan+UBSan"
-	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
 	@echo "== threaded core under TSan"
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
 		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
+	@echo "== end-to-end suite under ASan+UBSan"
+	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
 
 install: all
 	install -D -m 755 $(BUILD)/fidx $(DESTDIR)$(PREFIX)/bin/fidx

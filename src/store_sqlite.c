@@ -1,0 +1,617 @@
+/*
+ * store_sqlite.c - the SQLite backend of the store (store.h).
+ *
+ * The database layout is the public contract of docs/SCHEMA.md: a flat
+ * `file` table (one row per entry, the path stored whole), a `scan` table,
+ * and the views `file_view` and `data`.  A flat table was measured against a
+ * normalised one (directory table + names) and kept: see docs/BENCHMARKS.md.
+ *
+ * Opening a database, without ever changing a file that is refused:
+ *
+ *     path ──► probe_header()        plain read() of the first 100 bytes:
+ *              │                      missing or 0 bytes: new; otherwise the
+ *              │                      SQLite magic and our application_id are
+ *              │                      required, and a version <= 1
+ *              ▼
+ *              sqlite3_open_v2()      checkpoint-on-close off, so closing a
+ *              read_schema_state()    refused file writes nothing back
+ *              │                      (the header may be stale under WAL:
+ *              │                      the pragmas are what counts)
+ *              ▼  new?  BEGIN IMMEDIATE, look again, create schema, COMMIT
+ *              WAL, synchronous=NORMAL, cache_size, prepared insert
+ *
+ * A new file gets its application_id, user_version and tables in one
+ * rollback-journal transaction before it is switched to WAL, so its main
+ * file always carries the header the probe checks.
+ *
+ * Writing: rows go through one prepared INSERT, bound straight from the
+ * record (SQLITE_STATIC: the record outlives the step).  A transaction is
+ * opened (BEGIN IMMEDIATE) at the first row and committed after batch_rows
+ * rows, by fidx_store_flush(), or before any scan row change.  On a failed
+ * statement or commit the open transaction is rolled back (SQLite may already
+ * have done so, e.g. on SQLITE_FULL), so a failure loses at most the rows of
+ * the current batch and never touches committed rows or earlier scans.
+ * The secondary index file(scan_id, path) is left to
+ * fidx_store_build_indexes(), after the bulk load.
+ *
+ * The connection is opened with SQLITE_OPEN_NOMUTEX: the store is used by one
+ * thread at a time (the writer), so SQLite's per-call mutex is not needed.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+
+/* "fidx" in ASCII: PRAGMA application_id of every fidx database. */
+#define FIDX_APPLICATION_ID 0x66696478
+/* The schema this code writes (PRAGMA user_version). */
+#define FIDX_SCHEMA_VERSION 1
+
+/*
+ * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
+ * size from 1000 to 50000 was measurably faster than another, and 10000
+ * bounds what a killed scan loses; a 32 MiB page cache was the fastest
+ * (10 to 20% more rows per second than SQLite's 2 MB default).
+ */
+#define DEFAULT_BATCH_ROWS 10000
+#define DEFAULT_CACHE_KIB 32768
+
+/* Wait this long for another connection's lock before failing. */
+#define BUSY_TIMEOUT_MS 10000
+
+/*
+ * SQL for an integer-nanosecond column c as ISO-8601 UTC text with nine
+ * fraction digits ("2023-11-14T22:13:20.123456789Z"), NULL when c is NULL.
+ * The floor division keeps times before 1970 right.
+ */
+#define ISO_TIME(c) \
+	"strftime('%Y-%m-%dT%H:%M:%S', (" c " - (" c " % 1000000000 + 1000000000)" \
+	" % 1000000000) / 1000000000, 'unixepoch')" \
+	" || printf('.%09dZ', (" c " % 1000000000 + 1000000000) % 1000000000)"
+
+/* SQL for a digest column as lower-case hex, NULL when not computed. */
+#define HEX_DIGEST(c) "nullif(lower(hex(" c ")), '')"
+
+/*
+ * Schema version 1 (docs/SCHEMA.md).  No CHECK or UNIQUE constraints on
+ * `file`: they would cost time on every row of the bulk load.
+ */
+static const char schema_sql[] =
+	"CREATE TABLE scan ("
+	" id INTEGER PRIMARY KEY,"
+	" root TEXT NOT NULL,"
+	" host TEXT, os TEXT, kernel TEXT, arch TEXT, version TEXT, options TEXT,"
+	" started_ns INTEGER NOT NULL,"
+	" finished_ns INTEGER,"
+	" status TEXT NOT NULL"
+	"  CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),"
+	" entries INTEGER, files INTEGER, dirs INTEGER, bytes INTEGER, errors INTEGER);\n"
+	"CREATE TABLE file ("
+	" id INTEGER PRIMARY KEY,"
+	" scan_id INTEGER NOT NULL REFERENCES scan(id),"
+	" path TEXT NOT NULL, name TEXT NOT NULL, ext TEXT NOT NULL,"
+	" type TEXT,"
+	" size INTEGER, blocks INTEGER, mode INTEGER, uid INTEGER, gid INTEGER,"
+	" nlink INTEGER, dev INTEGER, ino INTEGER,"
+	" atime_ns INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, btime_ns INTEGER,"
+	" link_target TEXT,"
+	" md5 BLOB, sha1 BLOB, sha256 BLOB, sha512 BLOB, xxh128 BLOB,"
+	" error TEXT);\n"
+	/*
+	 * permissions: the type letter is picked by the format bits
+	 * (mode >> 12: 1 fifo, 2 char, 4 dir, 6 block, 8 file, 10 link,
+	 * 12 socket), then r/w/x per class, where the execute letter also
+	 * shows setuid/setgid (s, S) and sticky (t, T).
+	 * device: glibc's major()/minor() of st_dev.
+	 */
+	"CREATE VIEW file_view AS SELECT"
+	" id, scan_id, path, name, ext,"
+	" CASE type WHEN 'f' THEN 'file' WHEN 'd' THEN 'directory'"
+	"  WHEN 'l' THEN 'symlink' WHEN 'p' THEN 'fifo' WHEN 's' THEN 'socket'"
+	"  WHEN 'c' THEN 'char device' WHEN 'b' THEN 'block device' END AS type,"
+	" size, blocks,"
+	" substr('?pc?d?b?-?l?s?\?\?', ((mode >> 12) & 15) + 1, 1)"
+	"  || substr('-r', ((mode >> 8) & 1) + 1, 1)"
+	"  || substr('-w', ((mode >> 7) & 1) + 1, 1)"
+	"  || substr('-xSs', ((mode >> 6) & 1) + ((mode >> 10) & 2) + 1, 1)"
+	"  || substr('-r', ((mode >> 5) & 1) + 1, 1)"
+	"  || substr('-w', ((mode >> 4) & 1) + 1, 1)"
+	"  || substr('-xSs', ((mode >> 3) & 1) + ((mode >> 9) & 2) + 1, 1)"
+	"  || substr('-r', ((mode >> 2) & 1) + 1, 1)"
+	"  || substr('-w', ((mode >> 1) & 1) + 1, 1)"
+	"  || substr('-xTt', (mode & 1) + ((mode >> 8) & 2) + 1, 1) AS permissions,"
+	" CASE WHEN mode IS NOT NULL THEN printf('%06o', mode) END AS mode,"
+	" uid, gid, nlink,"
+	" CASE WHEN dev IS NOT NULL THEN"
+	"  printf('%d:%d', ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xfffff000),"
+	"  (dev & 0xff) | ((dev >> 12) & 0xffffff00)) END AS device,"
+	" ino,"
+	" " ISO_TIME("atime_ns") " AS atime,"
+	" " ISO_TIME("mtime_ns") " AS mtime,"
+	" " ISO_TIME("ctime_ns") " AS ctime,"
+	" " ISO_TIME("btime_ns") " AS btime,"
+	" link_target,"
+	" " HEX_DIGEST("md5") " AS md5,"
+	" " HEX_DIGEST("sha1") " AS sha1,"
+	" " HEX_DIGEST("sha256") " AS sha256,"
+	" " HEX_DIGEST("sha512") " AS sha512,"
+	" " HEX_DIGEST("xxh128") " AS xxh128,"
+	" error"
+	" FROM file;\n"
+	"CREATE VIEW data AS SELECT"
+	" id, path AS full_path, name AS file_name, ext AS file_extension,"
+	" " HEX_DIGEST("md5") " AS hash_md5,"
+	" size AS size_bytes,"
+	" " ISO_TIME("btime_ns") " AS date_creation,"
+	" " ISO_TIME("mtime_ns") " AS date_last_modification"
+	" FROM file WHERE type = 'f';\n";
+
+/* Parameters of insert_sql, in order (1-based, as SQLite numbers them). */
+enum {
+	P_SCAN_ID = 1, P_PATH, P_NAME, P_EXT, P_TYPE,
+	P_SIZE, P_BLOCKS, P_MODE, P_UID, P_GID, P_NLINK, P_DEV, P_INO,
+	P_ATIME, P_MTIME, P_CTIME, P_BTIME,
+	P_LINK, P_DIGEST0, P_ERROR = P_DIGEST0 + FIDX_NDIGESTS,
+};
+
+static const char insert_sql[] =
+	"INSERT INTO file (scan_id, path, name, ext, type,"
+	" size, blocks, mode, uid, gid, nlink, dev, ino,"
+	" atime_ns, mtime_ns, ctime_ns, btime_ns,"
+	" link_target, md5, sha1, sha256, sha512, xxh128, error)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+struct fidx_store {
+	sqlite3 *db;           /* the connection; NULL until opened */
+	sqlite3_stmt *insert;  /* insert_sql, prepared once */
+	char *path;            /* database path as given, for messages */
+	unsigned batch_rows;   /* rows per transaction */
+	unsigned pending;      /* rows added in the open transaction */
+	bool in_txn;           /* a batch transaction is open */
+	char msg[8192];        /* the last failure, one line */
+};
+
+/* What read_schema_state() found. */
+enum schema_state {
+	SCHEMA_NEW,  /* an empty database: no application_id, version or objects */
+	SCHEMA_OURS, /* a fidx database of FIDX_SCHEMA_VERSION */
+};
+
+/* Formats the last failure into st->msg.  Returns -1. */
+__attribute__((format(printf, 2, 3)))
+static int set_error(struct fidx_store *st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/*
+ * Records "cannot <verb> database 'path': <SQLite's reason>" (the errno text
+ * when SQLite could not open a file).  Returns -1.
+ */
+static int sqlite_error(struct fidx_store *st, const char *verb)
+{
+	int sys = sqlite3_system_errno(st->db);
+	const char *why = (sqlite3_errcode(st->db) & 0xff) == SQLITE_CANTOPEN && sys
+				  ? strerror(sys)
+				  : sqlite3_errmsg(st->db);
+	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path), why);
+}
+
+/* Records that the file is someone else's.  Returns -1. */
+static int not_ours(struct fidx_store *st)
+{
+	return set_error(st, "'%s' is not a fidx database", fidx_quote(st->path));
+}
+
+/* Records that the schema version is not ours.  Returns -1. */
+static int wrong_version(struct fidx_store *st, long long version)
+{
+	return set_error(st, "database '%s' has schema version %lld; this fidx knows %d",
+			 fidx_quote(st->path), version, FIDX_SCHEMA_VERSION);
+}
+
+/* Reads a big-endian 32-bit value. */
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * Looks at the file's first bytes without SQLite, so that nothing of a
+ * foreign file is ever opened by it (SQLite would replay a hot journal or
+ * checkpoint a WAL).  Returns 0 when the file is missing, empty, or a fidx
+ * database of a version we may open; -1 with the message set otherwise.
+ */
+static int probe_header(struct fidx_store *st)
+{
+	/* SQLite file header: magic at 0, user_version at 60, application_id at 68. */
+	static const char magic[16] = "SQLite format 3";
+	unsigned char h[100];
+	struct stat sb;
+	ssize_t n = 0;
+
+	int fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
+				 strerror(errno));
+	}
+	if (fstat(fd, &sb) < 0) {
+		int e = errno;
+		close(fd);
+		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
+				 strerror(e));
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
+				 strerror(EISDIR));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return not_ours(st);
+	}
+	while ((size_t)n < sizeof(h)) {
+		ssize_t r = read(fd, h + n, sizeof(h) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			return set_error(st, "cannot read database '%s': %s",
+					 fidx_quote(st->path), strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (n == 0)
+		return 0;
+	if ((size_t)n < sizeof(h) || memcmp(h, magic, sizeof(magic)) != 0 ||
+	    be32(h + 68) != FIDX_APPLICATION_ID)
+		return not_ours(st);
+	if (be32(h + 60) > FIDX_SCHEMA_VERSION)
+		return wrong_version(st, be32(h + 60));
+	return 0;
+}
+
+/*
+ * Reads application_id, user_version and the number of schema objects
+ * through SQLite (which sees committed WAL content the header may not have).
+ * Returns 0 with *state set, or -1 with the message set when the database is
+ * not a fidx one, has another version, or cannot be read.
+ */
+static int read_schema_state(struct fidx_store *st, enum schema_state *state)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(st->db,
+				    "SELECT (SELECT application_id FROM pragma_application_id),"
+				    " (SELECT user_version FROM pragma_user_version),"
+				    " (SELECT count(*) FROM sqlite_master)",
+				    -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		int code = sqlite3_errcode(st->db) & 0xff;
+		sqlite3_finalize(s);
+		return code == SQLITE_NOTADB ? not_ours(st) : sqlite_error(st, "read");
+	}
+	long long app = sqlite3_column_int64(s, 0);
+	long long version = sqlite3_column_int64(s, 1);
+	long long objects = sqlite3_column_int64(s, 2);
+	sqlite3_finalize(s);
+
+	if (app == 0 && version == 0 && objects == 0) {
+		*state = SCHEMA_NEW;
+		return 0;
+	}
+	if (app != FIDX_APPLICATION_ID)
+		return not_ours(st);
+	if (version != FIDX_SCHEMA_VERSION)
+		return wrong_version(st, version);
+	*state = SCHEMA_OURS;
+	return 0;
+}
+
+/* Runs SQL without results.  Returns 0, or -1 with "cannot <verb> ..." set. */
+static int exec(struct fidx_store *st, const char *sql, const char *verb)
+{
+	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sqlite_error(st, verb);
+	return 0;
+}
+
+/* Rolls back the open transaction, if SQLite has not already done so. */
+static void rollback(struct fidx_store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	st->in_txn = false;
+	st->pending = 0;
+}
+
+/*
+ * Creates the schema in a new database, in one transaction, unless another
+ * process did so first.  Returns 0, or -1 with the message set.
+ */
+static int create_schema(struct fidx_store *st)
+{
+	enum schema_state state;
+	char *sql;
+
+	if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
+		return -1;
+	if (read_schema_state(st, &state) < 0)
+		goto fail;
+	if (state == SCHEMA_NEW) {
+		sql = sqlite3_mprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;\n%s",
+				      FIDX_APPLICATION_ID, FIDX_SCHEMA_VERSION, schema_sql);
+		if (!sql) {
+			set_error(st, "cannot write database '%s': out of memory",
+				  fidx_quote(st->path));
+			goto fail;
+		}
+		int rc = exec(st, sql, "write");
+		sqlite3_free(sql);
+		if (rc < 0)
+			goto fail;
+	}
+	if (exec(st, "COMMIT", "write") < 0)
+		goto fail;
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
+/*
+ * Opens the connection, checks or creates the schema, and sets the
+ * connection up for bulk loading.  Returns 0, or -1 with the message set.
+ */
+static int connect_db(struct fidx_store *st, int cache_kib)
+{
+	enum schema_state state;
+	char pragmas[128];
+
+	if (sqlite3_open_v2(st->path, &st->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		if (!st->db)
+			return set_error(st, "cannot open database '%s': out of memory",
+					 fidx_quote(st->path));
+		return sqlite_error(st, "open");
+	}
+	/* Until the file is accepted, closing must not write to it. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	if (read_schema_state(st, &state) < 0)
+		return -1;
+	if (state == SCHEMA_NEW && create_schema(st) < 0)
+		return -1;
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+
+	snprintf(pragmas, sizeof(pragmas),
+		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+		 " PRAGMA cache_size = %d", -cache_kib);
+	if (exec(st, pragmas, "set up") < 0)
+		return -1;
+	if (sqlite3_prepare_v3(st->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &st->insert,
+			       NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	return 0;
+}
+
+struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opts *opts,
+				   char **errmsg)
+{
+	struct fidx_store *st = calloc(1, sizeof(*st));
+	if (!st || !(st->path = strdup(path))) {
+		free(st);
+		*errmsg = strdup("out of memory");
+		return NULL;
+	}
+	st->batch_rows = opts && opts->batch_rows ? opts->batch_rows : DEFAULT_BATCH_ROWS;
+	int cache_kib = opts && opts->cache_kib > 0 ? opts->cache_kib : DEFAULT_CACHE_KIB;
+
+	if (probe_header(st) < 0 || connect_db(st, cache_kib) < 0) {
+		*errmsg = strdup(st->msg);
+		fidx_store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* Binds a uint64 as SQLite's int64 (two's complement above INT64_MAX). */
+static int bind_u64(sqlite3_stmt *s, int i, uint64_t v)
+{
+	return sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+}
+
+/* Binds len bytes at p as TEXT, byte for byte (NULL binds NULL). */
+static int bind_bytes(sqlite3_stmt *s, int i, const char *p, size_t len)
+{
+	return sqlite3_bind_text64(s, i, p, len, SQLITE_STATIC, SQLITE_UTF8);
+}
+
+/* Binds every column of rec to the insert statement.  Returns an SQLite code. */
+static int bind_record(sqlite3_stmt *s, const struct fidx_record *rec)
+{
+	const struct fidx_meta *m = &rec->meta;
+	int rc = sqlite3_bind_int64(s, P_SCAN_ID, rec->scan_id);
+
+	rc |= bind_bytes(s, P_PATH, rec->path, rec->path_len);
+	rc |= bind_bytes(s, P_NAME, rec->path + rec->name_off, rec->path_len - rec->name_off);
+	rc |= bind_bytes(s, P_EXT, rec->path + rec->ext_off, rec->path_len - rec->ext_off);
+	rc |= rec->type ? bind_bytes(s, P_TYPE, &rec->type, 1) : sqlite3_bind_null(s, P_TYPE);
+	if (rec->has_meta) {
+		rc |= bind_u64(s, P_SIZE, m->size);
+		rc |= bind_u64(s, P_BLOCKS, m->blocks);
+		rc |= sqlite3_bind_int64(s, P_MODE, m->mode);
+		rc |= sqlite3_bind_int64(s, P_UID, m->uid);
+		rc |= sqlite3_bind_int64(s, P_GID, m->gid);
+		rc |= bind_u64(s, P_NLINK, m->nlink);
+		rc |= bind_u64(s, P_DEV, m->dev);
+		rc |= bind_u64(s, P_INO, m->ino);
+		rc |= sqlite3_bind_int64(s, P_ATIME, m->atime_ns);
+		rc |= sqlite3_bind_int64(s, P_MTIME, m->mtime_ns);
+		rc |= sqlite3_bind_int64(s, P_CTIME, m->ctime_ns);
+		rc |= m->has_btime ? sqlite3_bind_int64(s, P_BTIME, m->btime_ns)
+				   : sqlite3_bind_null(s, P_BTIME);
+	} else {
+		for (int i = P_SIZE; i <= P_BTIME; i++)
+			rc |= sqlite3_bind_null(s, i);
+	}
+	rc |= bind_bytes(s, P_LINK, rec->link_target, rec->link_len);
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		rc |= rec->digest_mask & (1u << d)
+			      ? sqlite3_bind_blob(s, P_DIGEST0 + d, rec->digest[d],
+						  (int)fidx_digest_len(d), SQLITE_STATIC)
+			      : sqlite3_bind_null(s, P_DIGEST0 + d);
+	rc |= bind_bytes(s, P_ERROR, rec->error, rec->error ? strlen(rec->error) : 0);
+	return rc;
+}
+
+int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec)
+{
+	if (!st->in_txn) {
+		if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
+			return -1;
+		st->in_txn = true;
+	}
+	int rc = bind_record(st->insert, rec);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st->insert) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	if (rc != SQLITE_OK) {
+		/* sqlite3_reset() returns the step's error and keeps its message. */
+		sqlite3_reset(st->insert);
+		sqlite_error(st, "write");
+		rollback(st);
+		return -1;
+	}
+	sqlite3_reset(st->insert);
+	if (++st->pending >= st->batch_rows)
+		return fidx_store_flush(st);
+	return 0;
+}
+
+int fidx_store_flush(struct fidx_store *st)
+{
+	if (!st->in_txn)
+		return 0;
+	if (exec(st, "COMMIT", "write") < 0) {
+		rollback(st);
+		return -1;
+	}
+	st->in_txn = false;
+	st->pending = 0;
+	return 0;
+}
+
+int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info *info)
+{
+	sqlite3_stmt *s;
+	int64_t id;
+
+	if (fidx_store_flush(st) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO scan (root, host, os, kernel, arch, version, options,"
+			       " started_ns, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+			       -1, &s, NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	const char *text[] = {info->root, info->host, info->os, info->kernel,
+			      info->arch, info->version, info->options};
+	for (int i = 0; i < 7; i++)
+		sqlite3_bind_text(s, i + 1, text[i], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 8, info->started_ns);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		sqlite3_reset(s);
+		sqlite_error(st, "write");
+		sqlite3_finalize(s);
+		return -1;
+	}
+	id = sqlite3_last_insert_rowid(st->db);
+	sqlite3_finalize(s);
+	return id;
+}
+
+int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
+			const struct fidx_scan_totals *totals)
+{
+	sqlite3_stmt *s;
+
+	if (fidx_store_flush(st) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(st->db,
+			       "UPDATE scan SET finished_ns = ?, status = ?, entries = ?,"
+			       " files = ?, dirs = ?, bytes = ?, errors = ? WHERE id = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	sqlite3_bind_int64(s, 1, totals->finished_ns);
+	sqlite3_bind_text(s, 2, totals->status, -1, SQLITE_STATIC);
+	bind_u64(s, 3, totals->entries);
+	bind_u64(s, 4, totals->files);
+	bind_u64(s, 5, totals->dirs);
+	bind_u64(s, 6, totals->bytes);
+	bind_u64(s, 7, totals->errors);
+	sqlite3_bind_int64(s, 8, scan_id);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		sqlite3_reset(s);
+		sqlite_error(st, "write");
+		sqlite3_finalize(s);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	if (sqlite3_changes(st->db) != 1)
+		return set_error(st, "cannot write database '%s': no scan %" PRId64,
+				 fidx_quote(st->path), scan_id);
+	return 0;
+}
+
+int fidx_store_build_indexes(struct fidx_store *st)
+{
+	if (fidx_store_flush(st) < 0)
+		return -1;
+	return exec(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)",
+		    "index");
+}
+
+const char *fidx_store_errmsg(const struct fidx_store *st)
+{
+	return st->msg;
+}
+
+int fidx_store_close(struct fidx_store *st)
+{
+	int ret = 0;
+
+	if (!st)
+		return 0;
+	if (st->db) {
+		if (st->in_txn)
+			rollback(st);
+		sqlite3_finalize(st->insert);
+		if (sqlite3_close(st->db) != SQLITE_OK)
+			ret = -1;
+	}
+	free(st->path);
+	free(st);
+	return ret;
+}

@@ -1,0 +1,770 @@
+/*
+ * test_store.c - the SQLite store against its contract (docs/SCHEMA.md).
+ *
+ * Every test works in its own temporary folder.  Rows are written through
+ * the store API and read back with plain SQLite calls, so that the check does
+ * not go through the code it checks: every column of every row is compared
+ * with the record it came from, and the views with literal strings.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "store.h"
+
+/* One test's folder and database path. */
+struct fixture {
+	char dir[64];  /* the temporary folder */
+	char db[128];  /* dir/test.db */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/fidx-test-store.XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->db, sizeof(f->db), "%s/test.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int ret = nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return ret;
+}
+
+/* Opens the store or fails the test with its message. */
+static struct fidx_store *open_store(const char *db, unsigned batch_rows)
+{
+	struct fidx_store_opts opts = {.batch_rows = batch_rows};
+	char *msg = NULL;
+	struct fidx_store *st = fidx_store_open(db, &opts, &msg);
+	if (!st)
+		fail_msg("fidx_store_open: %s", msg ? msg : "(no message)");
+	return st;
+}
+
+/* Opens the store expecting a refusal; returns the message (caller frees). */
+static char *open_refused(const char *db)
+{
+	char *msg = NULL;
+	struct fidx_store *st = fidx_store_open(db, NULL, &msg);
+	if (st) {
+		fidx_store_close(st);
+		fail_msg("'%s' was not refused", db);
+	}
+	assert_non_null(msg);
+	return msg;
+}
+
+/* Begins a scan of root with fixed facts. */
+static int64_t begin_scan(struct fidx_store *st, const char *root)
+{
+	struct fidx_scan_info info = {
+		.root = root, .host = "testhost", .os = "Debian GNU/Linux 12 (bookworm)",
+		.kernel = "6.1.0", .arch = "x86_64", .version = "0.1.0",
+		.options = "{\"hash\":[\"sha256\"]}", .started_ns = 1700000000000000000,
+	};
+	int64_t id = fidx_store_begin_scan(st, &info);
+	if (id < 1)
+		fail_msg("fidx_store_begin_scan: %s", fidx_store_errmsg(st));
+	return id;
+}
+
+/* Ends a scan as complete with the given totals. */
+static void end_scan(struct fidx_store *st, int64_t scan, uint64_t entries)
+{
+	struct fidx_scan_totals t = {
+		.finished_ns = 1700000001000000000, .status = "complete", .entries = entries,
+		.files = 2, .dirs = 1, .bytes = 4096, .errors = 2,
+	};
+	if (fidx_store_end_scan(st, scan, &t) < 0)
+		fail_msg("fidx_store_end_scan: %s", fidx_store_errmsg(st));
+}
+
+/*
+ * Makes a record for path (len bytes, may hold any byte but NUL): the name
+ * starts after the last '/', the extension after the name's last '.' unless
+ * that is its first byte.
+ */
+static struct fidx_record *make_rec(int64_t scan, const char *path, size_t len, char type)
+{
+	struct fidx_record *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	r->scan_id = scan;
+	r->path = malloc(len + 1);
+	assert_non_null(r->path);
+	memcpy(r->path, path, len);
+	r->path[len] = '\0';
+	r->path_len = len;
+	r->name_off = (size_t)(memrchr(path, '/', len) - (void *)path) + 1;
+	const char *dot = memrchr(path + r->name_off, '.', len - r->name_off);
+	r->ext_off = dot && dot > path + r->name_off ? (size_t)(dot - path) + 1 : len;
+	r->type = type;
+	return r;
+}
+
+/* Gives r full metadata derived from seed, and a birth time if btime. */
+static void set_meta(struct fidx_record *r, uint32_t mode, uint64_t seed, bool btime)
+{
+	r->has_meta = true;
+	r->meta = (struct fidx_meta){
+		.size = seed * 1000 + 1, .blocks = seed * 8, .mode = mode,
+		.uid = 1000 + seed, .gid = 100 + seed, .nlink = 1 + seed,
+		.dev = makedev(8, seed), .ino = 1000000 + seed,
+		.atime_ns = 1700000000123456789 + (int64_t)seed,
+		.mtime_ns = 1600000000000000001 + (int64_t)seed,
+		.ctime_ns = 1650000000999999999 + (int64_t)seed,
+		.btime_ns = btime ? 1500000000000000000 + (int64_t)seed : 0,
+		.has_btime = btime,
+	};
+}
+
+/* Fills digest d of r with a pattern and marks it set. */
+static void set_digest(struct fidx_record *r, enum fidx_digest d)
+{
+	for (size_t i = 0; i < fidx_digest_len(d); i++)
+		r->digest[d][i] = (uint8_t)(d * 37 + i);
+	r->digest_mask |= 1u << d;
+}
+
+/* Adds r to the store or fails the test. */
+static void add(struct fidx_store *st, const struct fidx_record *r)
+{
+	if (fidx_store_add(st, r) < 0)
+		fail_msg("fidx_store_add: %s", fidx_store_errmsg(st));
+}
+
+/* Opens the database with SQLite itself, bypassing the store. */
+static sqlite3 *open_sqlite(const char *db)
+{
+	sqlite3 *h;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+		fail_msg("sqlite3_open_v2 '%s': %s", db, sqlite3_errmsg(h));
+	return h;
+}
+
+/* Prepares sql or fails the test. */
+static sqlite3_stmt *prepare(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("prepare '%s': %s", sql, sqlite3_errmsg(h));
+	return s;
+}
+
+/* Runs a query of one integer. */
+static int64_t query_int(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *s = prepare(h, sql);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* Runs SQL without results, or fails the test. */
+static void exec_sql(sqlite3 *h, const char *sql)
+{
+	char *err = NULL;
+	if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("'%s': %s", sql, err);
+}
+
+static void expect_null(sqlite3_stmt *s, int col)
+{
+	assert_int_equal(sqlite3_column_type(s, col), SQLITE_NULL);
+}
+
+static void expect_int(sqlite3_stmt *s, int col, int64_t v)
+{
+	assert_int_equal(sqlite3_column_type(s, col), SQLITE_INTEGER);
+	assert_true(sqlite3_column_int64(s, col) == v);
+}
+
+/* The column is TEXT holding exactly len bytes at p. */
+static void expect_text(sqlite3_stmt *s, int col, const void *p, size_t len)
+{
+	assert_int_equal(sqlite3_column_type(s, col), SQLITE_TEXT);
+	const void *got = sqlite3_column_blob(s, col);
+	assert_int_equal(sqlite3_column_bytes(s, col), len);
+	if (len)
+		assert_memory_equal(got, p, len);
+}
+
+/* The column is TEXT equal to the string str, or NULL when str is. */
+static void expect_str(sqlite3_stmt *s, int col, const char *str)
+{
+	if (!str)
+		expect_null(s, col);
+	else
+		expect_text(s, col, str, strlen(str));
+}
+
+static void expect_blob(sqlite3_stmt *s, int col, const void *p, size_t len)
+{
+	assert_int_equal(sqlite3_column_type(s, col), SQLITE_BLOB);
+	assert_int_equal(sqlite3_column_bytes(s, col), len);
+	assert_memory_equal(sqlite3_column_blob(s, col), p, len);
+}
+
+/* Checks every column of file row id against the record it came from. */
+static void check_file_row(sqlite3 *h, int64_t id, const struct fidx_record *r)
+{
+	sqlite3_stmt *s = prepare(h,
+		"SELECT scan_id, path, name, ext, type, size, blocks, mode, uid, gid, nlink,"
+		" dev, ino, atime_ns, mtime_ns, ctime_ns, btime_ns, link_target,"
+		" md5, sha1, sha256, sha512, xxh128, error FROM file WHERE id = ?");
+	const struct fidx_meta *m = &r->meta;
+
+	sqlite3_bind_int64(s, 1, id);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_int(s, 0, r->scan_id);
+	expect_text(s, 1, r->path, r->path_len);
+	expect_text(s, 2, r->path + r->name_off, r->path_len - r->name_off);
+	expect_text(s, 3, r->path + r->ext_off, r->path_len - r->ext_off);
+	if (r->type)
+		expect_text(s, 4, &r->type, 1);
+	else
+		expect_null(s, 4);
+	if (r->has_meta) {
+		expect_int(s, 5, (int64_t)m->size);
+		expect_int(s, 6, (int64_t)m->blocks);
+		expect_int(s, 7, m->mode);
+		expect_int(s, 8, m->uid);
+		expect_int(s, 9, m->gid);
+		expect_int(s, 10, (int64_t)m->nlink);
+		expect_int(s, 11, (int64_t)m->dev);
+		expect_int(s, 12, (int64_t)m->ino);
+		expect_int(s, 13, m->atime_ns);
+		expect_int(s, 14, m->mtime_ns);
+		expect_int(s, 15, m->ctime_ns);
+		if (m->has_btime)
+			expect_int(s, 16, m->btime_ns);
+		else
+			expect_null(s, 16);
+	} else {
+		for (int col = 5; col <= 16; col++)
+			expect_null(s, col);
+	}
+	if (r->link_target)
+		expect_text(s, 17, r->link_target, r->link_len);
+	else
+		expect_null(s, 17);
+	for (int d = 0; d < FIDX_NDIGESTS; d++) {
+		if (r->digest_mask & (1u << d))
+			expect_blob(s, 18 + d, r->digest[d], fidx_digest_len(d));
+		else
+			expect_null(s, 18 + d);
+	}
+	expect_str(s, 23, r->error);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+}
+
+/* Reads a whole file (at most 1 MiB); *len receives its size. */
+static char *slurp(const char *path, size_t *len)
+{
+	char *buf = malloc(1 << 20);
+	int fd = open(path, O_RDONLY);
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	ssize_t n = read(fd, buf, 1 << 20);
+	assert_true(n >= 0);
+	close(fd);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Asserts that path has the given content and that SQLite left no side files. */
+static void assert_unchanged(const char *path, const char *before, size_t len)
+{
+	const char *side[] = {"-wal", "-shm", "-journal"};
+	size_t n;
+	char *now = slurp(path, &n);
+	assert_int_equal(n, len);
+	assert_memory_equal(now, before, len);
+	free(now);
+	for (size_t i = 0; i < sizeof(side) / sizeof(side[0]); i++) {
+		char p[256];
+		snprintf(p, sizeof(p), "%s%s", path, side[i]);
+		assert_int_equal(access(p, F_OK), -1);
+	}
+}
+
+/* A new database: every column of every kind of record, and the scan row. */
+static void test_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	static const char weird[] = "/r/dir/a\xff\nb.tar.gz";
+	static const char target[] = "../t\xfe\tget";
+	struct fidx_record *r[5];
+
+	struct fidx_store *st = open_store(f->db, 2);
+	int64_t scan = begin_scan(st, "/r");
+	assert_int_equal(scan, 1);
+
+	r[0] = make_rec(scan, "/r", 2, 'd');
+	set_meta(r[0], S_IFDIR | 0755, 1, true);
+	r[1] = make_rec(scan, weird, sizeof(weird) - 1, 'f');
+	set_meta(r[1], S_IFREG | 0644, 2, true);
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		set_digest(r[1], d);
+	r[2] = make_rec(scan, "/r/dir/link", 11, 'l');
+	set_meta(r[2], S_IFLNK | 0777, 3, false);
+	r[2]->link_target = strdup(target);
+	r[2]->link_len = sizeof(target) - 1;
+	r[3] = make_rec(scan, "/r/dir/secret", 13, 0);
+	assert_int_equal(fidx_record_set_error(r[3], "lstat", EACCES), 0);
+	r[4] = make_rec(scan, "/r/dir/big.bin", 14, 'f');
+	set_meta(r[4], S_IFREG | 0600, 4, false);
+	set_digest(r[4], FIDX_SHA256);
+	set_digest(r[4], FIDX_XXH128);
+	assert_int_equal(fidx_record_set_error(r[4], "changed during scan", 0), 0);
+	for (int i = 0; i < 5; i++)
+		add(st, r[i]);
+	end_scan(st, scan, 5);
+	assert_int_equal(fidx_store_build_indexes(st), 0);
+	assert_int_equal(fidx_store_close(st), 0);
+
+	sqlite3 *h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(h, "PRAGMA application_id"), 0x66696478);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+				      " AND name = 'file_scan_path'"), 1);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file"), 5);
+	for (int i = 0; i < 5; i++)
+		check_file_row(h, i + 1, r[i]);
+
+	/* The literal bytes, and the way docs/SCHEMA.md says to get them. */
+	sqlite3_stmt *s = prepare(h, "SELECT name, ext, CAST(path AS BLOB), typeof(path)"
+				     " FROM file WHERE id = 2");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_text(s, 0, "a\xff\nb.tar.gz", 11);
+	expect_str(s, 1, "gz");
+	expect_blob(s, 2, weird, sizeof(weird) - 1);
+	expect_str(s, 3, "text");
+	sqlite3_finalize(s);
+	s = prepare(h, "SELECT ext, link_target, error FROM file WHERE id IN (3, 4) ORDER BY id");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 0, "");
+	expect_text(s, 1, target, sizeof(target) - 1);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 2, "lstat: Permission denied");
+	sqlite3_finalize(s);
+
+	s = prepare(h, "SELECT id, root, host, os, kernel, arch, version, options, started_ns,"
+		       " finished_ns, status, entries, files, dirs, bytes, errors FROM scan");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_int(s, 0, 1);
+	expect_str(s, 1, "/r");
+	expect_str(s, 2, "testhost");
+	expect_str(s, 3, "Debian GNU/Linux 12 (bookworm)");
+	expect_str(s, 4, "6.1.0");
+	expect_str(s, 5, "x86_64");
+	expect_str(s, 6, "0.1.0");
+	expect_str(s, 7, "{\"hash\":[\"sha256\"]}");
+	expect_int(s, 8, 1700000000000000000);
+	expect_int(s, 9, 1700000001000000000);
+	expect_str(s, 10, "complete");
+	expect_int(s, 11, 5);
+	expect_int(s, 12, 2);
+	expect_int(s, 13, 1);
+	expect_int(s, 14, 4096);
+	expect_int(s, 15, 2);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	for (int i = 0; i < 5; i++)
+		fidx_record_free(r[i]);
+}
+
+/* The scan row is visible at once; rows are committed per batch; close rolls back. */
+static void test_batches(void **state)
+{
+	struct fixture *f = *state;
+	struct fidx_store *st = open_store(f->db, 3);
+	int64_t scan = begin_scan(st, "/b");
+	sqlite3 *h = open_sqlite(f->db);
+	char path[32];
+
+	assert_int_equal(query_int(h, "SELECT count(*) FROM scan WHERE status = 'running'"), 1);
+	assert_true(query_int(h, "SELECT finished_ns IS NULL FROM scan"));
+	for (int i = 0; i < 7; i++) {
+		snprintf(path, sizeof(path), "/b/f%d", i);
+		struct fidx_record *r = make_rec(scan, path, strlen(path), 'f');
+		add(st, r);
+		fidx_record_free(r);
+	}
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file"), 6);
+	assert_int_equal(fidx_store_flush(st), 0);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file"), 7);
+	struct fidx_record *r = make_rec(scan, "/b/lost", 7, 'f');
+	add(st, r);
+	fidx_record_free(r);
+	assert_int_equal(fidx_store_close(st), 0);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file"), 7);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM scan WHERE status = 'running'"), 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+}
+
+/* Two scans into one database: separate rows, one index, earlier scan untouched. */
+static void test_two_scans(void **state)
+{
+	struct fixture *f = *state;
+
+	for (int n = 1; n <= 2; n++) {
+		struct fidx_store *st = open_store(f->db, 0);
+		int64_t scan = begin_scan(st, n == 1 ? "/one" : "/two");
+		assert_int_equal(scan, n);
+		for (int i = 0; i < 2 + n; i++) {
+			char path[32];
+			snprintf(path, sizeof(path), "/%s/f%d", n == 1 ? "one" : "two", i);
+			struct fidx_record *r = make_rec(scan, path, strlen(path), 'f');
+			add(st, r);
+			fidx_record_free(r);
+		}
+		end_scan(st, scan, 2 + n);
+		assert_int_equal(fidx_store_build_indexes(st), 0);
+		assert_int_equal(fidx_store_close(st), 0);
+	}
+	sqlite3 *h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE scan_id = 1"
+				      " AND path LIKE '/one/%'"), 3);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE scan_id = 2"
+				      " AND path LIKE '/two/%'"), 4);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM scan WHERE status = 'complete'"), 2);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"),
+			 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+}
+
+/* The views, on records whose strings are known. */
+static void test_views(void **state)
+{
+	static const struct {
+		uint32_t mode;
+		const char *perms;
+	} modes[] = {
+		{S_IFREG | 0755, "-rwxr-xr-x"},  {S_IFREG | 04755, "-rwsr-xr-x"},
+		{S_IFREG | 06644, "-rwSr-Sr--"}, {S_IFREG | 02755, "-rwxr-sr-x"},
+		{S_IFDIR | 01777, "drwxrwxrwt"}, {S_IFDIR | 01776, "drwxrwxrwT"},
+		{S_IFLNK | 0777, "lrwxrwxrwx"},  {S_IFIFO | 0644, "prw-r--r--"},
+		{S_IFSOCK | 0755, "srwxr-xr-x"}, {S_IFCHR | 0620, "crw--w----"},
+		{S_IFBLK | 0660, "brw-rw----"},  {S_IFREG | 0, "----------"},
+	};
+	static const uint8_t md5_empty[16] = {0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04,
+					      0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e};
+	const size_t nmodes = sizeof(modes) / sizeof(modes[0]);
+	struct fixture *f = *state;
+	struct fidx_store *st = open_store(f->db, 0);
+	int64_t scan = begin_scan(st, "/v");
+
+	/* Row 1: a file with known times, device and MD5. */
+	struct fidx_record *r = make_rec(scan, "/v/run.sh", 9, 'f');
+	set_meta(r, S_IFREG | 0755, 0, true);
+	r->meta.size = 42;
+	r->meta.dev = makedev(259, 65537);
+	r->meta.atime_ns = 0;
+	r->meta.mtime_ns = 1700000000123456789;
+	r->meta.ctime_ns = 1;
+	r->meta.btime_ns = -1;
+	memcpy(r->digest[FIDX_MD5], md5_empty, 16);
+	r->digest_mask = 1u << FIDX_MD5;
+	add(st, r);
+	fidx_record_free(r);
+	/* Row 2: no metadata at all. */
+	r = make_rec(scan, "/v/gone", 7, 0);
+	add(st, r);
+	fidx_record_free(r);
+	/* Rows 3..: one per mode. */
+	for (size_t i = 0; i < nmodes; i++) {
+		r = make_rec(scan, "/v/m", 4, fidx_type_of_mode(modes[i].mode));
+		set_meta(r, modes[i].mode, i, false);
+		add(st, r);
+		fidx_record_free(r);
+	}
+	end_scan(st, scan, 2 + nmodes);
+	assert_int_equal(fidx_store_close(st), 0);
+
+	sqlite3 *h = open_sqlite(f->db);
+	sqlite3_stmt *s = prepare(h,
+		"SELECT type, permissions, mode, device, atime, mtime, ctime, btime, md5, sha256,"
+		" size FROM file_view WHERE id = 1");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 0, "file");
+	expect_str(s, 1, "-rwxr-xr-x");
+	expect_str(s, 2, "100755");
+	expect_str(s, 3, "259:65537");
+	expect_str(s, 4, "1970-01-01T00:00:00.000000000Z");
+	expect_str(s, 5, "2023-11-14T22:13:20.123456789Z");
+	expect_str(s, 6, "1970-01-01T00:00:00.000000001Z");
+	expect_str(s, 7, "1969-12-31T23:59:59.999999999Z");
+	expect_str(s, 8, "d41d8cd98f00b204e9800998ecf8427e");
+	expect_null(s, 9);
+	expect_int(s, 10, 42);
+	sqlite3_finalize(s);
+
+	s = prepare(h, "SELECT type, permissions, mode, device, atime, btime, md5 FROM file_view"
+		       " WHERE id = 2");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	for (int col = 0; col < 7; col++)
+		expect_null(s, col);
+	sqlite3_finalize(s);
+
+	s = prepare(h, "SELECT permissions, type FROM file_view WHERE id >= 3 ORDER BY id");
+	for (size_t i = 0; i < nmodes; i++) {
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		expect_str(s, 0, modes[i].perms);
+		assert_non_null(sqlite3_column_text(s, 1));
+	}
+	sqlite3_finalize(s);
+	s = prepare(h, "SELECT group_concat(type, ',') FROM (SELECT DISTINCT type FROM file_view"
+		       " WHERE id >= 3 ORDER BY type)");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 0, "block device,char device,directory,fifo,file,socket,symlink");
+	sqlite3_finalize(s);
+
+	/* data: regular files only, in the Go tool's column names. */
+	assert_int_equal(query_int(h, "SELECT count(*) FROM data"), 6);
+	s = prepare(h, "SELECT id, full_path, file_name, file_extension, hash_md5, size_bytes,"
+		       " date_creation, date_last_modification FROM data ORDER BY id LIMIT 2");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_int(s, 0, 1);
+	expect_str(s, 1, "/v/run.sh");
+	expect_str(s, 2, "run.sh");
+	expect_str(s, 3, "sh");
+	expect_str(s, 4, "d41d8cd98f00b204e9800998ecf8427e");
+	expect_int(s, 5, 42);
+	expect_str(s, 6, "1969-12-31T23:59:59.999999999Z");
+	expect_str(s, 7, "2023-11-14T22:13:20.123456789Z");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_int(s, 0, 3);
+	expect_null(s, 4);
+	expect_null(s, 6);
+	sqlite3_finalize(s);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+}
+
+/* A fidx database of a newer schema is refused and left as it was. */
+static void test_newer_version(void **state)
+{
+	struct fixture *f = *state;
+	size_t len;
+	char expect[256];
+
+	assert_int_equal(fidx_store_close(open_store(f->db, 0)), 0);
+	sqlite3 *h = open_sqlite(f->db);
+	exec_sql(h, "PRAGMA user_version = 2");
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+
+	char *before = slurp(f->db, &len);
+	char *msg = open_refused(f->db);
+	snprintf(expect, sizeof(expect), "database '%s' has schema version 2; this fidx knows 1",
+		 f->db);
+	assert_string_equal(msg, expect);
+	assert_unchanged(f->db, before, len);
+	free(msg);
+
+	/* The same when the version is newer only in the WAL, not in the header. */
+	h = open_sqlite(f->db);
+	exec_sql(h, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 1;"
+		    " PRAGMA journal_mode = WAL");
+	sqlite3 *h2 = open_sqlite(f->db);
+	exec_sql(h2, "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = 7");
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	free(before);
+	before = slurp(f->db, &len);
+	msg = open_refused(f->db);
+	snprintf(expect, sizeof(expect), "database '%s' has schema version 7; this fidx knows 1",
+		 f->db);
+	assert_string_equal(msg, expect);
+	size_t n;
+	char *now = slurp(f->db, &n);
+	assert_int_equal(n, len);
+	assert_memory_equal(now, before, len);
+	assert_int_equal(sqlite3_close(h2), SQLITE_OK);
+	free(now);
+	free(msg);
+	free(before);
+}
+
+/* A text file, and SQLite files of other applications, are refused untouched. */
+static void test_foreign_files(void **state)
+{
+	static const char text[] = "hello, this is not a database\n";
+	struct fixture *f = *state;
+	char expect[256];
+	size_t len;
+
+	snprintf(expect, sizeof(expect), "'%s' is not a fidx database", f->db);
+	int fd = open(f->db, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), sizeof(text) - 1);
+	close(fd);
+	char *msg = open_refused(f->db);
+	assert_string_equal(msg, expect);
+	free(msg);
+	assert_unchanged(f->db, text, sizeof(text) - 1);
+
+	const char *setups[] = {
+		"CREATE TABLE file (path TEXT); INSERT INTO file VALUES ('x')",
+		"PRAGMA application_id = 42; CREATE TABLE t (x)",
+		"PRAGMA user_version = 1",
+	};
+	for (size_t i = 0; i < sizeof(setups) / sizeof(setups[0]); i++) {
+		unlink(f->db);
+		sqlite3 *h = open_sqlite(f->db);
+		exec_sql(h, setups[i]);
+		assert_int_equal(sqlite3_close(h), SQLITE_OK);
+		char *before = slurp(f->db, &len);
+		msg = open_refused(f->db);
+		assert_string_equal(msg, expect);
+		assert_unchanged(f->db, before, len);
+		free(msg);
+		free(before);
+	}
+}
+
+/* An empty file becomes a database; a missing folder is a clear error. */
+static void test_empty_and_missing(void **state)
+{
+	struct fixture *f = *state;
+	char path[256], expect[512];
+
+	int fd = open(f->db, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fidx_store_close(open_store(f->db, 0)), 0);
+	sqlite3 *h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE name = 'data'"),
+			 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+
+	snprintf(path, sizeof(path), "%s/no/such.db", f->dir);
+	char *msg = open_refused(path);
+	snprintf(expect, sizeof(expect), "cannot open database '%s': No such file or directory",
+		 path);
+	assert_string_equal(msg, expect);
+	free(msg);
+	msg = open_refused(f->dir);
+	snprintf(expect, sizeof(expect), "cannot open database '%s': Is a directory", f->dir);
+	assert_string_equal(msg, expect);
+	free(msg);
+}
+
+/*
+ * A write that fails (here: the file size limit, as a full disk would) is
+ * reported in one line, its batch is rolled back, and the earlier scan and
+ * the database stay intact.
+ */
+static void test_write_failure(void **state)
+{
+	struct fixture *f = *state;
+	struct fidx_store *st = open_store(f->db, 1000);
+	char wal[256], prefix[256];
+	struct rlimit old, lim;
+	struct stat sb;
+	int64_t scan = begin_scan(st, "/a");
+	char *target = malloc(4000);
+
+	assert_non_null(target);
+	memset(target, 'x', 3999);
+	target[3999] = '\0';
+	for (int i = 0; i < 100; i++) {
+		struct fidx_record *r = make_rec(scan, "/a/f", 4, 'f');
+		add(st, r);
+		fidx_record_free(r);
+	}
+	end_scan(st, scan, 100);
+
+	snprintf(wal, sizeof(wal), "%s-wal", f->db);
+	off_t limit = 0;
+	if (stat(f->db, &sb) == 0)
+		limit = sb.st_size;
+	if (stat(wal, &sb) == 0 && sb.st_size > limit)
+		limit = sb.st_size;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)limit + 65536;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	scan = begin_scan(st, "/b");
+	int rc = 0;
+	for (int i = 0; i < 5000 && rc == 0; i++) {
+		struct fidx_record *r = make_rec(scan, "/b/l", 4, 'l');
+		r->link_target = target;
+		r->link_len = 3999;
+		rc = fidx_store_add(st, r);
+		r->link_target = NULL;
+		fidx_record_free(r);
+	}
+	assert_int_equal(rc, -1);
+	snprintf(prefix, sizeof(prefix), "cannot write database '%s': ", f->db);
+	assert_memory_equal(fidx_store_errmsg(st), prefix, strlen(prefix));
+	assert_null(strchr(fidx_store_errmsg(st), '\n'));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	fidx_store_close(st);
+	free(target);
+
+	sqlite3 *h = open_sqlite(f->db);
+	sqlite3_stmt *s = prepare(h, "PRAGMA integrity_check");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 0, "ok");
+	sqlite3_finalize(s);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE scan_id = 1"), 100);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE scan_id = 2"), 0);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM scan WHERE status = 'complete'"), 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_scans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
