@@ -62,8 +62,10 @@ struct root_totals {
 struct scan {
 	const struct fidx_scan_opts *opts;
 	struct fidx_store *store;
+	size_t nroots;                 /* roots scanned, one scan row each */
 	int64_t *scan_ids;             /* scan row of each root */
-	struct root_totals *totals;    /* per root; the writer's */
+	struct root_totals *totals;    /* per root, committed rows; the writer's */
+	struct root_totals *uncommitted; /* per root, rows of the open transaction */
 	struct fidx_queue *hash_q;     /* records to hash */
 	struct fidx_queue *write_q;    /* batches to store */
 	struct fidx_progress_counters counters;
@@ -315,10 +317,10 @@ static void writer_fail(struct scan *s)
 	fidx_queue_abort(s->write_q);
 }
 
-/* Accounts one stored record in its root's totals and in the error list. */
+/* Accounts one stored record in its root's open totals and in the error list. */
 static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 {
-	struct root_totals *t = &s->totals[root];
+	struct root_totals *t = &s->uncommitted[root];
 	t->entries++;
 	if (rec->type == 'f') {
 		t->files++;
@@ -330,6 +332,23 @@ static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 		t->errors++;
 		if (s->opts->error_list)
 			fprintf(s->opts->error_list, "%s: %s\n", fidx_quote(rec->path), rec->error);
+	}
+}
+
+/*
+ * Moves the open totals into the committed ones once the store committed,
+ * so that a scan row never counts rows a failed commit rolled back.
+ */
+static void commit_totals(struct scan *s, size_t nroots)
+{
+	for (size_t r = 0; r < nroots; r++) {
+		struct root_totals *t = &s->totals[r], *u = &s->uncommitted[r];
+		t->entries += u->entries;
+		t->files += u->files;
+		t->dirs += u->dirs;
+		t->bytes += u->bytes;
+		t->errors += u->errors;
+		*u = (struct root_totals){0};
 	}
 }
 
@@ -347,13 +366,19 @@ static void *writer(void *arg)
 				break;
 			}
 			account(s, (size_t)(rec->scan_id - first), rec);
+			if (fidx_store_pending(s->store) == 0)
+				commit_totals(s, s->nroots);
 			atomic_fetch_add_explicit(&s->counters.entries_written, 1,
 						  memory_order_relaxed);
 		}
 		batch_free(b);
 	}
-	if (!atomic_load(&s->failed) && fidx_store_flush(s->store) < 0)
-		writer_fail(s);
+	if (!atomic_load(&s->failed)) {
+		if (fidx_store_flush(s->store) < 0)
+			writer_fail(s);
+		else
+			commit_totals(s, s->nroots);
+	}
 	return NULL;
 }
 
@@ -409,12 +434,14 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fidx_sysinfo_read(&sys);
 	s.scan_ids = calloc(nroots, sizeof(*s.scan_ids));
+	s.nroots = nroots;
 	s.totals = calloc(nroots, sizeof(*s.totals));
+	s.uncommitted = calloc(nroots, sizeof(*s.uncommitted));
 	s.hash_q = fidx_queue_create(HASH_QUEUE_CAP, 1);
 	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 1 + nhash);
 	hashers = calloc(nhash ? nhash : 1, sizeof(*hashers));
 	hash_tids = calloc(nhash ? nhash : 1, sizeof(*hash_tids));
-	if (!s.scan_ids || !s.totals || !s.hash_q || !s.write_q || !hashers || !hash_tids) {
+	if (!s.scan_ids || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q || !hashers || !hash_tids) {
 		s.errmsg = strdup("out of memory");
 		goto out;
 	}
@@ -524,6 +551,7 @@ out:
 	fidx_queue_destroy(s.write_q);
 	free(s.scan_ids);
 	free(s.totals);
+	free(s.uncommitted);
 	if (ret < 0)
 		*errmsg = s.errmsg ? s.errmsg : strdup("out of memory");
 	else

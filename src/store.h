@@ -71,6 +71,13 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
  */
 int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec);
 
+/*
+ * Returns how many rows were added since the last commit: 0 right after
+ * fidx_store_add() committed a full batch.  Those rows are lost if a later
+ * commit fails.
+ */
+unsigned fidx_store_pending(const struct fidx_store *st);
+
 /* Commits the rows added so far.  Returns 0, or -1 on failure. */
 int fidx_store_flush(struct fidx_store *st);
 

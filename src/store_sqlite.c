@@ -511,6 +511,11 @@ int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec)
 	return 0;
 }
 
+unsigned fidx_store_pending(const struct fidx_store *st)
+{
+	return st->pending;
+}
+
 int fidx_store_flush(struct fidx_store *st)
 {
 	if (!st->in_txn)

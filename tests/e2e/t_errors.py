@@ -103,6 +103,16 @@ def check_disk_full(chk, td, top):
 	       lib.short(res.err))
 	chk.eq("disk full: integrity_check", lib.integrity(db), "ok")
 	chk.ok("disk full: scan 1 intact", lib.dump_scan(db, 1) == before, "it changed")
+	con = lib.connect(db)
+	try:
+		rows = con.execute("SELECT s.status, s.entries, (SELECT count(*) FROM file f"
+				   " WHERE f.scan_id = s.id) FROM scan s WHERE s.id = 2").fetchall()
+	finally:
+		con.close()
+	if chk.ok("disk full: scan 2 is recorded", len(rows) == 1, repr(rows)):
+		status, entries, stored = rows[0]
+		chk.eq("disk full: scan 2 is marked failed", lib._txt(status), "failed")
+		chk.eq("disk full: scan 2 counts only the rows kept", entries, stored)
 
 
 def main():
