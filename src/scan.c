@@ -169,7 +169,10 @@ static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entr
 		m->atime_ns = ts_ns(&x->stx_atime);
 		m->mtime_ns = ts_ns(&x->stx_mtime);
 		m->ctime_ns = ts_ns(&x->stx_ctime);
-		m->has_btime = (x->stx_mask & STATX_BTIME) != 0;
+		/* A birth time of exactly 0 is what some filesystems report when they
+		 * keep none (coreutils' stat reads it as unknown too). */
+		m->has_btime = (x->stx_mask & STATX_BTIME) &&
+			       (x->stx_btime.tv_sec != 0 || x->stx_btime.tv_nsec != 0);
 		if (m->has_btime)
 			m->btime_ns = ts_ns(&x->stx_btime);
 	} else {
