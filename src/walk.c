@@ -267,38 +267,62 @@ static void push_locked(struct walk *w, struct dir_node *node)
 }
 
 /*
- * Makes a node for a directory found in parent (NULL for a root), copying
- * path and taking a reference on parent.  Returns NULL on ENOMEM.
+ * Makes a node for the directory e found in parent (NULL for a root), copying
+ * what it needs from e and taking a reference on parent.  Returns NULL on
+ * ENOMEM.
  */
-static struct dir_node *node_new(struct dir_node *parent, const char *path, size_t path_len,
-				 size_t name_off, const struct statx *stx)
+static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk_entry *e)
 {
 	struct dir_node *node = calloc(1, sizeof(*node));
 	if (!node)
 		return NULL;
-	node->path = malloc(path_len + 1);
-	if (!node->path) {
+	node->path = malloc(e->path_len + 1);
+	if (!node->path || (e->link_target && !(node->link_target = strdup(e->link_target)))) {
+		free(node->path);
 		free(node);
 		return NULL;
 	}
-	memcpy(node->path, path, path_len + 1);
-	node->path_len = path_len;
-	node->name_off = name_off;
-	node->stx = *stx;
+	memcpy(node->path, e->path, e->path_len + 1);
+	node->path_len = e->path_len;
+	node->name_off = e->name_off;
+	node->stx = *e->stx;
+	node->d_type = e->d_type;
+	node->followed = e->followed;
+	node->root_index = e->root_index;
+	node->depth = e->depth;
 	node->fd = -1;
 	atomic_init(&node->refs, 1);
 	if (parent) {
 		atomic_fetch_add(&parent->refs, 1);
 		node->parent = parent;
-		node->root_index = parent->root_index;
-		node->depth = parent->depth + 1;
 		node->root_dev = parent->root_dev;
 		node->root_len = parent->root_len;
 	} else {
-		node->root_dev = stx_dev(stx);
-		node->root_len = path_len;
+		node->root_dev = stx_dev(e->stx);
+		node->root_len = e->path_len;
 	}
 	return node;
+}
+
+/*
+ * Pushes a node for the directory e (found in parent, or a root) so that a
+ * walker reads it; reports e with ENOMEM when no node can be made.
+ */
+static void push_dir(struct walker *t, struct dir_node *parent, struct fidx_walk_entry *e)
+{
+	struct walk *w = t->walk;
+	struct dir_node *node = node_new(parent, e);
+	if (!node) {
+		e->error = ENOMEM;
+		e->error_op = "walk";
+		report(t, e);
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	if (parent)
+		parent->pending++;
+	push_locked(w, node);
+	pthread_mutex_unlock(&w->lock);
 }
 
 /*
@@ -357,22 +381,42 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 		report(t, &e);
 		return;
 	}
-	struct dir_node *child = node_new(dir, t->path, path_len, name_off, &stx);
-	if (child && e.link_target && !(child->link_target = strdup(e.link_target))) {
-		node_unref(child);
-		child = NULL;
-	}
-	if (!child) {
-		e.error = ENOMEM;
-		e.error_op = "walk";
-		report(t, &e);
-		return;
-	}
-	child->d_type = d_type;
-	child->followed = e.followed;
+	push_dir(t, dir, &e);
+}
+
+/*
+ * Returns node's parent's open descriptor, pinned so that it stays open until
+ * unpin_parent_fd(), or -1 when there is none (a root, or a parent whose
+ * descriptor was closed).
+ */
+static int pin_parent_fd(struct walk *w, struct dir_node *node)
+{
+	struct dir_node *parent = node->parent;
+	int pfd = -1;
+	if (!parent)
+		return -1;
 	pthread_mutex_lock(&w->lock);
-	dir->pending++;
-	push_locked(w, child);
+	if (parent->fd >= 0) {
+		pfd = parent->fd;
+		parent->pins++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return pfd;
+}
+
+/*
+ * Releases what pin_parent_fd() returned (pfd may be -1).  opened: node has
+ * now been opened, so its parent has one unopened child less.
+ */
+static void unpin_parent_fd(struct walk *w, struct dir_node *node, int pfd, bool opened)
+{
+	struct dir_node *parent = node->parent;
+	pthread_mutex_lock(&w->lock);
+	if (pfd >= 0)
+		parent->pins--;
+	if (opened)
+		parent->pending--;
+	release_fd_locked(w, parent);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -387,15 +431,7 @@ static int open_node(struct walk *w, struct dir_node *node)
 	if (!node->followed)
 		flags |= O_NOFOLLOW;
 	struct dir_node *parent = node->parent;
-	int pfd = -1;
-	if (parent) {
-		pthread_mutex_lock(&w->lock);
-		if (parent->fd >= 0) {
-			pfd = parent->fd;
-			parent->pins++;
-		}
-		pthread_mutex_unlock(&w->lock);
-	}
+	int pfd = pin_parent_fd(w, node);
 	/* O_NOATIME: a scan must not change access times (it needs ownership or CAP_FOWNER). */
 	int fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags | O_NOATIME)
 			  : fidx_open_long(node->path, flags | O_NOATIME);
@@ -403,14 +439,8 @@ static int open_node(struct walk *w, struct dir_node *node)
 		fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags)
 			      : fidx_open_long(node->path, flags);
 	int saved = errno;
-	if (parent) {
-		pthread_mutex_lock(&w->lock);
-		if (pfd >= 0)
-			parent->pins--;
-		parent->pending--;
-		release_fd_locked(w, parent);
-		pthread_mutex_unlock(&w->lock);
-	}
+	if (parent)
+		unpin_parent_fd(w, node, pfd, true);
 	errno = saved;
 	return fd;
 }
@@ -479,25 +509,14 @@ static void read_node(struct walker *t, struct dir_node *node)
 	}
 
 	/* Report the directory itself, relative to its parent when we can. */
-	struct dir_node *parent = node->parent;
-	int pfd = -1;
-	if (parent) {
-		pthread_mutex_lock(&w->lock);
-		if (parent->fd >= 0) {
-			pfd = parent->fd;
-			parent->pins++;
-		}
-		pthread_mutex_unlock(&w->lock);
-	}
+	int pfd = pin_parent_fd(w, node);
 	e.at_fd = pfd >= 0 ? pfd : AT_FDCWD;
 	e.at_name = pfd >= 0 ? node->path + node->name_off : node->path;
 	report(t, &e);
+	if (pfd >= 0)
+		unpin_parent_fd(w, node, pfd, false);
 
 	pthread_mutex_lock(&w->lock);
-	if (pfd >= 0) {
-		parent->pins--;
-		release_fd_locked(w, parent);
-	}
 	if (fd >= 0) {
 		node->reading = false;
 		if (node->pending > 0 && w->cached_fds < w->fd_budget) {
@@ -591,23 +610,8 @@ static void start_root(struct walker *t, const char *root, size_t index)
 		report(t, &e);
 		return;
 	}
-	struct dir_node *node = node_new(NULL, root, len, name_off, &stx);
-	if (node && e.link_target && !(node->link_target = strdup(e.link_target))) {
-		node_unref(node);
-		node = NULL;
-	}
-	if (!node) {
-		e.error = ENOMEM;
-		e.error_op = "walk";
-		report(t, &e);
-		return;
-	}
-	node->root_index = index;
-	node->followed = e.followed;
-	node->d_type = DT_DIR;
-	pthread_mutex_lock(&w->lock);
-	push_locked(w, node);
-	pthread_mutex_unlock(&w->lock);
+	e.d_type = DT_DIR;
+	push_dir(t, NULL, &e);
 }
 
 /* Raises the soft descriptor limit to the hard one; returns the soft limit. */
