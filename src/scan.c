@@ -292,7 +292,12 @@ static void *hash_worker(void *arg)
 	struct producer *p = arg;
 	struct scan *s = p->scan;
 	struct fidx_record *rec;
-	while ((rec = fidx_queue_pop(s->hash_q))) {
+	for (;;) {
+		/* Before waiting on an idle queue, hand over the part-filled batch. */
+		if (!(rec = fidx_queue_trypop(s->hash_q))) {
+			if (flush_batch(p) < 0 || !(rec = fidx_queue_pop(s->hash_q)))
+				break;
+		}
 		if (stopping(s))
 			fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
 		else
@@ -300,9 +305,6 @@ static void *hash_worker(void *arg)
 		atomic_fetch_add_explicit(&s->counters.files_hashed, 1, memory_order_relaxed);
 		if (emit(p, rec) < 0)
 			break;
-		/* Do not sit on a part-filled batch while the queue is idle. */
-		if (fidx_queue_len(s->hash_q) == 0)
-			flush_batch(p);
 	}
 	flush_batch(p);
 	fidx_queue_done(s->write_q);
