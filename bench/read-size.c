@@ -1,6 +1,6 @@
 /*
  * read-size.c - measures SHA-256 throughput against the read buffer size,
- * to choose FIDX_HASH_READ_SIZE (docs/bench-sections/read-size.md).
+ * to choose FIDX_HASH_READ_SIZE (docs/BENCHMARKS.md, "Read size").
  *
  *	build/bench/read-size [-c] [-r RUNS] [-j THREADS] [-m MODES] FILE...
  *	build/bench/read-size -g DIR
