@@ -3,9 +3,10 @@
  *
  * The reporter thread only reads the pipeline's relaxed counters, so it costs
  * the workers nothing.  Before the walk ends the totals still grow, so the
- * line shows counts found; once the walk is done the file and byte totals are
- * final and the line adds an ETA from the bytes still to hash and the recent
- * hashing rate.
+ * line shows counts found (marked '+'); once the walk is done the file and
+ * byte totals are final and the line adds an ETA from the bytes still to hash
+ * and the hashing rate of the last five seconds (the rate since the start
+ * would be skewed by a warm start or a first run of small files).
  */
 #include "progress.h"
 
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #define PROGRESS_INTERVAL_NS 100000000L /* 0.1 s between redraws */
+#define RATE_WINDOW 50                   /* redraws (5 s) behind the ETA's rate */
 
 struct fidx_progress {
 	struct fidx_progress_counters *c;  /* read only */
@@ -26,6 +28,10 @@ struct fidx_progress {
 	pthread_cond_t wake;               /* signalled by stop */
 	bool done;                         /* stop was asked */
 	struct timespec start;             /* when the scan began */
+	/* The last RATE_WINDOW (seconds, bytes hashed) samples, for a recent rate. */
+	double sample_secs[RATE_WINDOW];
+	uint64_t sample_bytes[RATE_WINDOW];
+	unsigned samples;                  /* samples taken so far */
 };
 
 void fidx_format_bytes(char *buf, size_t size, uint64_t bytes)
@@ -78,8 +84,16 @@ static void draw(struct fidx_progress *p)
 			     (unsigned long long)entries, (unsigned long long)hashed,
 			     (unsigned long long)files, walked ? "" : "+", b1, b2,
 			     walked ? "" : "+", rate);
-		if (walked && hbytes > 0 && bytes > hbytes && n > 0 && (size_t)n < sizeof(line)) {
-			double eta = (double)(bytes - hbytes) / (hbytes / secs);
+		unsigned slot = p->samples % RATE_WINDOW;
+		unsigned oldest = p->samples >= RATE_WINDOW ? slot : 0;
+		double recent = p->samples > 0 ? (hbytes - p->sample_bytes[oldest]) /
+							 (secs - p->sample_secs[oldest])
+					       : 0;
+		p->sample_secs[slot] = secs;
+		p->sample_bytes[slot] = hbytes;
+		p->samples++;
+		if (walked && recent > 0 && bytes > hbytes && n > 0 && (size_t)n < sizeof(line)) {
+			double eta = (double)(bytes - hbytes) / recent;
 			n += snprintf(line + n, sizeof(line) - n, ", ETA %d:%02d",
 				      (int)eta / 60, (int)eta % 60);
 		}

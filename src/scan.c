@@ -46,7 +46,8 @@
 #include "walk.h"
 
 #define BATCH_RECORDS 256   /* records per writer batch */
-#define HASH_QUEUE_CAP 4096 /* records waiting to be hashed */
+#define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
+			     * walk runs this far ahead, so totals and the ETA come early */
 #define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
 
 struct batch {
