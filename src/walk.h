@@ -64,8 +64,8 @@ struct fidx_walk_opts {
 
 /*
  * Walks the roots (nroots paths, absolute or relative to the working
- * directory).  A root that is a symlink to a directory is followed, as
- * find -H does.  An exclude pattern containing '/' is matched with
+ * directory).  A root that is a symlink is followed when its target exists,
+ * as find -H does (the entry keeps the link's target text in link_target).  An exclude pattern containing '/' is matched with
  * fnmatch(FNM_PATHNAME) against the path below its root (for example "build/cache"),
  * one without '/' against the entry's name; an excluded entry is not reported
  * and an excluded directory is not entered.
