@@ -46,6 +46,7 @@ struct fidx_meta {
 /* One entry of the inventory. */
 struct fidx_record {
 	int64_t scan_id;       /* the scan row this entry belongs to */
+	size_t root_index;     /* which of the scan's roots it was found under */
 	char *path;            /* absolute path, byte-exact, NUL-terminated; owned */
 	size_t path_len;       /* strlen(path) */
 	size_t name_off;       /* offset of the last component within path */

@@ -18,9 +18,11 @@
  * Ending.  The walk is one producer of the hash queue; when fidx_walk()
  * returns, its threads have flushed their batches and the queue is closed.
  * The writer queue's producers are the walk and each hash worker; the writer
- * ends when all are done and the queue is drained.  On a store failure the
- * writer sets `failed`, raises cancel and aborts both queues, so nothing
- * waits on a consumer that has stopped.
+ * ends when all are done and the queue is drained.  Any failure (the store,
+ * or memory in any stage) goes through pipeline_fail(): it sets `failed` and
+ * `stop` and aborts both queues, so nothing waits on a stage that stopped,
+ * and the scan rows end 'failed'.  The user's cancel is different: the walk
+ * stops, but everything already found still reaches the store.
  *
  * Counters.  Progress counters are relaxed atomics written by many threads;
  * the per-root totals that go into the scan rows are the writer's alone.
@@ -71,8 +73,9 @@ struct scan {
 	struct fidx_queue *write_q;    /* batches to store */
 	struct fidx_progress_counters counters;
 	atomic_bool stop;              /* the pipeline must wind down */
-	atomic_bool failed;            /* the store failed */
-	char *errmsg;                  /* the store's message, set by the writer */
+	atomic_bool failed;            /* the scan failed: the rows end 'failed' */
+	pthread_mutex_t fail_lock;     /* guards errmsg while the pipeline runs */
+	char *errmsg;                  /* what failed, for the user */
 };
 
 /* A walker or hash worker's state. */
@@ -82,12 +85,14 @@ struct producer {
 	struct fidx_hasher *hasher;    /* hash workers only */
 };
 
+/* Returns true when the walk must stop: a failure, or the user's cancel. */
 static bool stopping(struct scan *s)
 {
 	return atomic_load_explicit(&s->stop, memory_order_relaxed) ||
 	       (s->opts->cancel && atomic_load_explicit(s->opts->cancel, memory_order_relaxed));
 }
 
+/* Frees a batch and its records.  NULL is allowed. */
 static void batch_free(struct batch *b)
 {
 	if (!b)
@@ -95,6 +100,22 @@ static void batch_free(struct batch *b)
 	for (size_t i = 0; i < b->n; i++)
 		fidx_record_free(b->rec[i]);
 	free(b);
+}
+
+/*
+ * Records a failure that ends the scan (the first message wins) and makes
+ * every stage stop: no stage is left waiting on another.  Thread-safe.
+ */
+static void pipeline_fail(struct scan *s, const char *msg)
+{
+	pthread_mutex_lock(&s->fail_lock);
+	if (!s->errmsg)
+		s->errmsg = strdup(msg);
+	pthread_mutex_unlock(&s->fail_lock);
+	atomic_store(&s->failed, true);
+	atomic_store(&s->stop, true);
+	fidx_queue_abort(s->hash_q);
+	fidx_queue_abort(s->write_q);
 }
 
 /* Hands the producer's batch to the writer.  Returns 0, or -1 when aborted. */
@@ -111,11 +132,15 @@ static int flush_batch(struct producer *p)
 	return 0;
 }
 
-/* Adds rec to the producer's batch (taking ownership).  Returns 0 or -1. */
+/*
+ * Adds rec to the producer's batch (taking ownership).  Returns 0, or -1 when
+ * the pipeline failed (then it has been told to stop).
+ */
 static int emit(struct producer *p, struct fidx_record *rec)
 {
 	if (!p->batch && !(p->batch = calloc(1, sizeof(*p->batch)))) {
 		fidx_record_free(rec);
+		pipeline_fail(p->scan, "out of memory");
 		return -1;
 	}
 	p->batch->rec[p->batch->n++] = rec;
@@ -153,6 +178,7 @@ static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entr
 	rec->path_len = e->path_len;
 	rec->name_off = e->name_off;
 	rec->ext_off = ext_offset(rec->path, e->name_off, e->path_len);
+	rec->root_index = e->root_index;
 	rec->scan_id = s->scan_ids[e->root_index];
 	if (e->stx) {
 		const struct statx *x = e->stx;
@@ -200,13 +226,15 @@ fail:
 static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx)
 {
 	struct producer *p = ctx;
+	if (!p) /* walker_start could not allocate; the scan fails */
+		return FIDX_WALK_STOP;
 	struct scan *s = p->scan;
 	struct fidx_progress_counters *c = &s->counters;
 	if (stopping(s))
 		return FIDX_WALK_STOP;
 	struct fidx_record *rec = record_of(s, e);
 	if (!rec) {
-		atomic_store(&s->stop, true);
+		pipeline_fail(s, "out of memory");
 		return FIDX_WALK_STOP;
 	}
 	atomic_fetch_add_explicit(&c->entries_found, 1, memory_order_relaxed);
@@ -225,14 +253,18 @@ static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx
 	return ret < 0 ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
 }
 
+/* Makes a walker thread's producer state; on ENOMEM fails the scan and returns NULL. */
 static void *walker_start(void *arg)
 {
 	struct producer *p = calloc(1, sizeof(*p));
 	if (p)
 		p->scan = arg;
+	else
+		pipeline_fail(arg, "out of memory");
 	return p;
 }
 
+/* Hands a walker thread's last batch to the writer and frees its state. */
 static void walker_end(void *ctx, void *arg)
 {
 	(void)arg;
@@ -299,7 +331,7 @@ static void *hash_worker(void *arg)
 			if (flush_batch(p) < 0 || !(rec = fidx_queue_pop(s->hash_q)))
 				break;
 		}
-		if (stopping(s))
+		if (s->opts->cancel && atomic_load_explicit(s->opts->cancel, memory_order_relaxed))
 			fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
 		else
 			hash_record(p, rec);
@@ -310,17 +342,6 @@ static void *hash_worker(void *arg)
 	flush_batch(p);
 	fidx_queue_done(s->write_q);
 	return NULL;
-}
-
-/* Records the store's failure and makes every stage stop. */
-static void writer_fail(struct scan *s)
-{
-	if (!s->errmsg)
-		s->errmsg = strdup(fidx_store_errmsg(s->store));
-	atomic_store(&s->failed, true);
-	atomic_store(&s->stop, true);
-	fidx_queue_abort(s->hash_q);
-	fidx_queue_abort(s->write_q);
 }
 
 /* Accounts one stored record in its root's open totals and in the error list. */
@@ -362,16 +383,15 @@ static void commit_totals(struct scan *s, size_t nroots)
 static void *writer(void *arg)
 {
 	struct scan *s = arg;
-	int64_t first = s->scan_ids[0];
 	struct batch *b;
 	while ((b = fidx_queue_pop(s->write_q))) {
 		for (size_t i = 0; i < b->n && !atomic_load(&s->failed); i++) {
 			const struct fidx_record *rec = b->rec[i];
 			if (fidx_store_add(s->store, rec) < 0) {
-				writer_fail(s);
+				pipeline_fail(s, fidx_store_errmsg(s->store));
 				break;
 			}
-			account(s, (size_t)(rec->scan_id - first), rec);
+			account(s, rec->root_index, rec);
 			if (fidx_store_pending(s->store) == 0)
 				commit_totals(s, s->nroots);
 			atomic_fetch_add_explicit(&s->counters.entries_written, 1,
@@ -381,7 +401,7 @@ static void *writer(void *arg)
 	}
 	if (!atomic_load(&s->failed)) {
 		if (fidx_store_flush(s->store) < 0)
-			writer_fail(s);
+			pipeline_fail(s, fidx_store_errmsg(s->store));
 		else
 			commit_totals(s, s->nroots);
 	}
@@ -423,7 +443,7 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	      const struct fidx_scan_opts *opts, struct fidx_scan_result *result, char **errmsg)
 {
-	struct scan s = {.opts = opts, .store = st};
+	struct scan s = {.opts = opts, .store = st, .fail_lock = PTHREAD_MUTEX_INITIALIZER};
 	struct fidx_sysinfo sys;
 	struct timespec t0, t1;
 	unsigned jobs = opts->jobs ? opts->jobs : 1;
@@ -431,7 +451,6 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	struct producer *hashers = NULL;
 	pthread_t *hash_tids = NULL, writer_tid;
 	unsigned hash_started = 0;
-	bool writer_started = false;
 	struct fidx_progress *progress = NULL;
 	int ret = -1;
 
@@ -475,7 +494,9 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		hashers[i].scan = &s;
 		hashers[i].hasher = fidx_hasher_create(opts->digests);
 		if (!hashers[i].hasher) {
-			s.errmsg = strdup("cannot set up hashing: out of memory");
+			char msg[128];
+			snprintf(msg, sizeof(msg), "cannot set up hashing: %s", strerror(errno));
+			s.errmsg = strdup(msg);
 			break;
 		}
 	}
@@ -490,7 +511,6 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		end_scans(&s, nroots, false);
 		goto out;
 	}
-	writer_started = true;
 	for (; hash_started < nhash; hash_started++)
 		if (pthread_create(&hash_tids[hash_started], NULL, hash_worker,
 				   &hashers[hash_started]) != 0)
@@ -500,8 +520,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		fidx_queue_done(s.write_q);
 	if (nhash && hash_started == 0) {
 		/* Not one hash worker: the files would never be hashed. */
-		s.errmsg = strdup("cannot start the hash workers");
-		writer_fail(&s);
+		pipeline_fail(&s, "cannot start the hash workers");
 	}
 	if (opts->progress)
 		progress = fidx_progress_start(&s.counters, nhash > 0);
@@ -511,21 +530,21 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		.excludes = opts->excludes, .entry = on_entry, .thread_start = walker_start,
 		.thread_end = walker_end, .arg = &s, .cancel = &s.stop,
 	};
-	if (!atomic_load(&s.stop) && fidx_walk(roots, nroots, &wopts) < 0 && !s.errmsg)
-		s.errmsg = strdup("cannot start the walk: out of memory");
+	if (!atomic_load(&s.stop) && fidx_walk(roots, nroots, &wopts) < 0)
+		pipeline_fail(&s, "cannot start the walk: out of memory");
 	atomic_store(&s.counters.walk_done, true);
 	fidx_queue_done(s.hash_q);
 	fidx_queue_done(s.write_q);
 
 	for (unsigned i = 0; i < hash_started; i++)
 		pthread_join(hash_tids[i], NULL);
+	/* What was found is all recorded or on its way: a later signal interrupts nothing. */
+	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	pthread_join(writer_tid, NULL);
-	writer_started = false;
 	fidx_progress_stop(progress);
 	progress = NULL;
 	drain(&s);
 
-	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	if (end_scans(&s, nroots, result->interrupted) == 0 && !atomic_load(&s.failed) &&
 	    fidx_store_build_indexes(st) < 0 && !s.errmsg)
 		s.errmsg = strdup(fidx_store_errmsg(st));
@@ -539,10 +558,6 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	if (!s.errmsg)
 		ret = 0;
 out:
-	if (writer_started) {
-		fidx_queue_abort(s.write_q);
-		pthread_join(writer_tid, NULL);
-	}
 	fidx_progress_stop(progress);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	result->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -9,7 +9,8 @@ an unknown option, --version (fidx's, SQLite's, OpenSSL's and xxHash's
 versions, from the libraries in use), --help (every option named), two roots
 (two scan rows), a second run appending scan 2 without touching scan 1,
 --xdev with a tmpfs mounted inside the tree, how a root is made absolute
-('//', '/./' and a trailing '/' collapsed, '..' kept), a root that is a
+('//', '/./' and a trailing '/' collapsed, the folders above the last
+component resolved, so '..' is), a root that is a
 symlink to a directory (followed, like find -H), and a root that is a file.
 """
 
@@ -173,6 +174,24 @@ def check_roots_and_append(chk, top, root):
 	got, dups = lib.db_rows(db, 3)
 	compare(chk, "append: scan 3", got, dups,
 		no_digests_but(truth(root + b"/x"), ["sha256"]))
+	# Another writer takes a scan id between this run's two roots (as a second
+	# fidx on the same database may): each root's rows and totals stay its own.
+	con = lib.connect(db)
+	con.execute("CREATE TRIGGER other_writer AFTER INSERT ON scan WHEN new.id = 4 BEGIN"
+		    " INSERT INTO scan (root, started_ns, status) VALUES ('/elsewhere', 0, 'running');"
+		    " END")
+	con.commit()
+	con.close()
+	res = run_fidx("scan", "-q", "-o", db, r1, r2)
+	chk.ok("interleaved ids: exit 0", res.rc == 0, repr(res))
+	scans = {s["id"]: s for s in lib.scan_rows(db)}
+	chk.eq("interleaved ids: scan ids", sorted(scans), [1, 2, 3, 4, 5, 6])
+	for sid, r in ((4, r1), (6, r2)):
+		got, dups = lib.db_rows(db, sid)
+		want = no_digests_but(truth(r), ["sha256"])
+		compare(chk, "interleaved ids: scan %d" % sid, got, dups, want)
+		if sid in scans:
+			lib.check_scan_row(chk, "interleaved ids: scan %d" % sid, scans[sid], r, want)
 
 
 def check_xdev(chk, td, top):
@@ -198,11 +217,13 @@ def check_xdev(chk, td, top):
 
 
 def check_roots_forms(chk, top, root):
-	"""How a root is written: made absolute, collapsed, '..' kept, symlink followed."""
+	"""How a root is written: made absolute, collapsed, '..' resolved, symlink kept by name."""
 	os.symlink(b"tree/keep", top + b"/link-root")
 	for arg, cwd, want_root in (
 			(b"./tree//keep/./", top, root + b"/keep"),
-			(b"tree/c/../keep", top, root + b"/c/../keep"),
+			(b"tree/c/../keep", top, root + b"/keep"),
+			(b"tree/keep/..", top, root),
+			(b"link-root/k.o", top, root + b"/keep/k.o"),
 			(root + b"/keep/", None, root + b"/keep"),
 			(b"link-root", top, top + b"/link-root")):
 		label = "root %s" % lib.short(arg)
