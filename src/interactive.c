@@ -27,6 +27,7 @@
 
 #include "diag.h"
 #include "mounts.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,8 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define MAX_JOBS 1024
 
 /* The state of one session: the mount table and the rows of the table shown. */
 struct session {
@@ -238,7 +237,7 @@ static const struct fidx_mount *ask_filesystem(struct session *s)
 	}
 }
 
-/* Asks how many workers.  Returns 1..MAX_JOBS (or default_jobs), or 0 when the input ended. */
+/* Asks how many workers.  Returns 1..FIDX_MAX_JOBS (or default_jobs), or 0 when the input ended. */
 static unsigned ask_jobs(struct session *s, unsigned default_jobs)
 {
 	char prompt[64];
@@ -249,10 +248,10 @@ static unsigned ask_jobs(struct session *s, unsigned default_jobs)
 		char *a = trim(s->line);
 		if (!*a)
 			return default_jobs;
-		unsigned long k = parse_count(a, MAX_JOBS);
+		unsigned long k = parse_count(a, FIDX_MAX_JOBS);
 		if (k)
 			return (unsigned)k;
-		say(s, "'%s' is not a number of workers from 1 to %d", fidx_quote(a), MAX_JOBS);
+		say(s, "'%s' is not a number of workers from 1 to %d", fidx_quote(a), FIDX_MAX_JOBS);
 	}
 }
 

@@ -14,6 +14,16 @@
 
 #include "store.h"
 
+#define FIDX_MAX_JOBS 1024 /* most walker threads and hash workers a scan takes */
+
+/*
+ * Descriptors a scan may hold per job (a walker's listing, a hash worker's
+ * file, and the pieces of a long-path open each) beside a fixed reserve
+ * (SQLite's files, stdio, the walk's own): a scan's jobs must fit the limit.
+ */
+#define FIDX_FDS_PER_JOB 8
+#define FIDX_FDS_RESERVED 64
+
 struct fidx_scan_opts {
 	unsigned digests;            /* mask of digests to compute (1u << enum fidx_digest) */
 	unsigned jobs;               /* walker threads and hash workers, >= 1 */

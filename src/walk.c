@@ -614,8 +614,7 @@ static void start_root(struct walker *t, const char *root, size_t index)
 	push_dir(t, NULL, &e);
 }
 
-/* Raises the soft descriptor limit to the hard one; returns the soft limit. */
-static rlim_t raise_nofile(void)
+unsigned long fidx_raise_nofile(void)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -637,7 +636,7 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 	 * listing, a pinned parent, a long-path open, a hashed file), then cache
 	 * parent descriptors in half of what remains.
 	 */
-	rlim_t limit = raise_nofile();
+	rlim_t limit = fidx_raise_nofile();
 	rlim_t reserve = 32 + 4 * (rlim_t)n;
 	rlim_t budget = limit > reserve ? (limit - reserve) / 2 : 0;
 	w.fd_budget = budget > 4096 ? 4096 : (unsigned)budget;

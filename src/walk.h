@@ -83,4 +83,10 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
  */
 int fidx_open_long(const char *path, int flags);
 
+/*
+ * Raises this process's soft RLIMIT_NOFILE to its hard limit (fidx_walk()
+ * does it too) and returns the soft limit now in force.
+ */
+unsigned long fidx_raise_nofile(void);
+
 #endif /* FIDX_WALK_H */
