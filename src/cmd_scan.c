@@ -27,8 +27,7 @@
 #include "progress.h"
 #include "scan.h"
 #include "store.h"
-
-#define MAX_JOBS 1024
+#include "walk.h"
 
 enum {
 	OPT_HASH = 256,
@@ -84,10 +83,13 @@ static void scan_usage(FILE *out)
 		const struct option_doc *d = &scan_options[i];
 		char left[64];
 		int c = d->opt.val;
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", c < 256 ? "-" : "",
-			 c < 256 ? c : ' ', c < 256 ? ", " : "  ", d->opt.name, d->arg ? " " : "",
-			 d->arg ? d->arg : "");
-		fprintf(out, "  %-21s%s\n", c < 256 ? left : left + 2, d->help);
+		if (c < 256) /* has a short form */
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", c, d->opt.name,
+				 d->arg ? " " : "", d->arg ? d->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", d->opt.name, d->arg ? " " : "",
+				 d->arg ? d->arg : "");
+		fprintf(out, "  %-21s%s\n", left, d->help);
 	}
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
 	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
@@ -105,10 +107,12 @@ static unsigned usable_cpus(void)
 }
 
 /*
- * Makes path absolute (the working directory prepended) and removes empty
- * and "." components and a trailing '/'.  ".." is kept, since resolving it
- * lexically would be wrong across symlinks.  Returns a malloc'ed string, or
- * NULL with errno set.
+ * Returns the absolute path a root stands for: the working directory
+ * prepended to a relative one, empty and "." components dropped, and the
+ * folders above the last component resolved with realpath(3) (so "..", and
+ * symlinks above the root, are resolved as the kernel does), while the last
+ * component itself is kept, so that a root symlink is recorded under its own
+ * name.  Returns a malloc'ed string, or NULL with errno set.
  */
 static char *absolute_path(const char *path)
 {
@@ -139,11 +143,36 @@ static char *absolute_path(const char *path)
 		}
 		p = end;
 	}
-	if (o == 0)
-		out[o++] = '/';
 	out[o] = '\0';
 	free(joined);
-	return out;
+	if (o == 0)
+		return strcpy(out, "/");
+
+	/* Resolve the folders above the last component ("/" when there are none). */
+	char *last = strrchr(out, '/');
+	bool dotdot = strcmp(last, "/..") == 0;
+	char *dir;
+	if (dotdot) {
+		dir = realpath(out, NULL); /* "..": nothing of its own to keep */
+	} else {
+		*last = '\0';
+		dir = realpath(out[0] ? out : "/", NULL);
+		*last = '/';
+	}
+	if (!dir) {
+		free(out);
+		return NULL;
+	}
+	char *abs;
+	int n = dotdot ? asprintf(&abs, "%s", dir)
+		       : asprintf(&abs, "%s%s", strcmp(dir, "/") == 0 ? "" : dir, last);
+	free(dir);
+	free(out);
+	if (n < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return abs;
 }
 
 /* Writes the options that shape the content of a scan as a JSON object. */
@@ -247,9 +276,9 @@ int cmd_scan(int argc, char **argv)
 		case 'j':
 			errno = 0;
 			unsigned long n = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > MAX_JOBS || optarg[0] == '-') {
+			if (errno || *end || end == optarg || n < 1 || n > FIDX_MAX_JOBS || optarg[0] == '-') {
 				fidx_error("invalid --jobs '%s': expected a number from 1 to %d",
-					   fidx_quote(optarg), MAX_JOBS);
+					   fidx_quote(optarg), FIDX_MAX_JOBS);
 				goto out;
 			}
 			jobs = n;
@@ -297,6 +326,16 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 
+	/* Never fail with EMFILE: take no more jobs than the descriptor limit allows. */
+	unsigned long nofile = fidx_raise_nofile();
+	unsigned long fit = nofile > FIDX_FDS_RESERVED + FIDX_FDS_PER_JOB
+				    ? (nofile - FIDX_FDS_RESERVED) / FIDX_FDS_PER_JOB
+				    : 1;
+	if (jobs > fit) {
+		fidx_warn("--jobs %u lowered to %lu: the open file limit (%lu) has room for no more",
+			  jobs, fit, nofile);
+		jobs = fit;
+	}
 	/* Check every root before the database is created or touched. */
 	size_t given = interactive ? 1 : (size_t)(argc - optind);
 	roots = calloc(given, sizeof(*roots));

@@ -440,12 +440,21 @@ def ext_of(name):
 
 
 def norm_root(root, cwd=None):
-	"""The absolute root path fidx must record for root (bytes)."""
+	"""
+	The absolute root path fidx must record for root (bytes): made absolute,
+	'' and '.' components dropped, the folders above the last component
+	resolved by os.path.realpath, the last component kept ('..' resolved).
+	"""
 	root = os.fsencode(root)
 	if not root.startswith(b"/"):
 		root = os.fsencode(cwd or os.getcwd()) + b"/" + root
 	parts = [p for p in root.split(b"/") if p not in (b"", b".")]
-	return b"/" + b"/".join(parts)
+	if not parts:
+		return b"/"
+	if parts[-1] == b"..":
+		return os.path.realpath(b"/" + b"/".join(parts))
+	above = os.path.realpath(b"/" + b"/".join(parts[:-1]))
+	return above.rstrip(b"/") + b"/" + parts[-1]
 
 
 def name_of(path):
