@@ -16,6 +16,7 @@ symlink to a directory (followed, like find -H), and a root that is a file.
 
 import os
 import re
+import resource
 import sqlite3
 import ssl
 import subprocess
@@ -249,6 +250,28 @@ def check_roots_forms(chk, top, root):
 			       ["md5", "sha512"]))
 
 
+def check_low_fd_limit(chk, top):
+	"""An open file limit of 64 and -j 64: fewer jobs, a warning, and no EMFILE anywhere."""
+	wide = top + b"/wide"
+	for i in range(300):
+		os.makedirs(b"%s/d%03d/sub" % (wide, i))
+		write(b"%s/d%03d/f" % (wide, i), b"x")
+	db = top + b"/fd.db"
+
+	def limit():
+		resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+	p = subprocess.run([lib.FIDX, "scan", "-q", "-j", "64", "-o", db, wide],
+			   stdin=subprocess.DEVNULL, capture_output=True, preexec_fn=limit, timeout=120)
+	chk.ok("open file limit 64, -j 64: exit 0", p.returncode == 0,
+	       "rc=%d stderr=%r" % (p.returncode, p.stderr))
+	chk.ok("open file limit 64, -j 64: says it lowered --jobs",
+	       p.stderr.startswith(b"fidx: warning: --jobs 64 lowered to"), repr(p.stderr))
+	got, dups = lib.db_rows(db, 1)
+	compare(chk, "open file limit 64, -j 64", got, dups,
+		no_digests_but(truth(wide), ["sha256"]))
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td:
@@ -260,7 +283,8 @@ def main():
 				("--version and --help", check_version_help, (chk,)),
 				("roots and appending", check_roots_and_append, (chk, top, root)),
 				("--xdev", check_xdev, (chk, td, top)),
-				("forms of a root", check_roots_forms, (chk, top, root))):
+				("forms of a root", check_roots_forms, (chk, top, root)),
+				("open file limit", check_low_fd_limit, (chk, top))):
 			with chk.guard(name):
 				fn(*args)
 	chk.done()
