@@ -265,7 +265,7 @@ static int check_subpath(struct session *s, const struct fidx_mount *m, const ch
 			 char **root)
 {
 	char *path, *real;
-	struct stat st;
+	struct stat st, top;
 	size_t n = strlen(m->target);
 
 	if (*a == '/')
@@ -293,6 +293,10 @@ static int check_subpath(struct session *s, const struct fidx_mount *m, const ch
 		say(s, "cannot use '%s': %s", fidx_quote(a), strerror(errno));
 	else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		say(s, "'%s' is neither a directory nor a regular file", fidx_quote(a));
+	else if (S_ISDIR(st.st_mode) && stat(m->target, &top) == 0 && top.st_dev != st.st_dev)
+		/* The scan stays on one filesystem: this folder's, not the chosen one. */
+		say(s, "'%s' is on another filesystem mounted below '%s'", fidx_quote(a),
+		    fidx_quote(m->target));
 	else {
 		*root = real;
 		return 0;
@@ -311,7 +315,7 @@ static char *ask_subpath(struct session *s, const struct fidx_mount *m)
 		char *root = NULL;
 		if (ask(s, "Sub-path to scan (blank = all of it): ") != 0)
 			return NULL;
-		if (!*s->line) {
+		if (!s->line[strspn(s->line, " \t")]) {
 			if (!(root = strdup(m->target)))
 				say(s, "out of memory");
 			return root;

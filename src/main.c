@@ -43,6 +43,7 @@ void print_version(void)
 	printf("xxHash %u.%u.%u\n", xxh / 10000, xxh / 100 % 100, xxh % 100);
 }
 
+/* Prints the commands, generated from the table, on out. */
 static void usage(FILE *out)
 {
 	fputs("usage: fidx COMMAND [OPTIONS] [ARGS]\n"

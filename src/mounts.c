@@ -164,15 +164,6 @@ static void measure(struct fidx_mount *m)
 	m->used = (uint64_t)(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
 }
 
-/*
- * Parses a mountinfo text read from f (the format of the file comment).  Not
- * in mounts.h: fidx_mounts_read() is the interface; this is the same parser
- * taking any stream, so the unit tests can feed it a fixture.  Returns 0 and
- * sets *mounts (freed with fidx_mounts_free()) and *n, or -1 with errno set:
- * EINVAL for a malformed line, ENOMEM, or the error of the read.
- */
-int fidx_mounts_parse(FILE *f, struct fidx_mount **mounts, size_t *n);
-
 int fidx_mounts_parse(FILE *f, struct fidx_mount **mounts, size_t *n)
 {
 	struct fidx_mount *v = NULL;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct fidx_mount {
@@ -24,6 +25,14 @@ struct fidx_mount {
  * array the caller frees with fidx_mounts_free()) and *n, or -1 with errno set.
  */
 int fidx_mounts_read(struct fidx_mount **mounts, size_t *n);
+
+/*
+ * Parses mountinfo text (the format of /proc/self/mountinfo) read from f, as
+ * fidx_mounts_read() does for this process's table.  Returns 0 and sets
+ * *mounts (freed with fidx_mounts_free()) and *n, or -1 with errno set:
+ * EINVAL for a malformed line, ENOMEM, or the error of the read.
+ */
+int fidx_mounts_parse(FILE *f, struct fidx_mount **mounts, size_t *n);
 
 /* Frees what fidx_mounts_read() returned. */
 void fidx_mounts_free(struct fidx_mount *mounts, size_t n);

@@ -49,6 +49,7 @@ void fidx_format_bytes(char *buf, size_t size, uint64_t bytes)
 		snprintf(buf, size, "%.1f %s", v, units[u]);
 }
 
+/* Seconds since a CLOCK_MONOTONIC time. */
 static double elapsed(const struct timespec *since)
 {
 	struct timespec now;
@@ -106,6 +107,7 @@ static void draw(struct fidx_progress *p)
 	(void)ignored;
 }
 
+/* The reporter thread: redraws every PROGRESS_INTERVAL_NS until stopped, then erases. */
 static void *progress_main(void *arg)
 {
 	struct fidx_progress *p = arg;

@@ -253,6 +253,7 @@ static bool is_ancestor(const struct dir_node *node, const struct statx *stx)
 	return false;
 }
 
+/* The device of a statx result as one number, for comparing devices. */
 static uint64_t stx_dev(const struct statx *stx)
 {
 	return ((uint64_t)stx->stx_dev_major << 32) | stx->stx_dev_minor;

@@ -26,12 +26,6 @@
 #include "interactive.h"
 #include "mounts.h"
 
-/*
- * Defined in mounts.c and deliberately not in mounts.h (the interface is
- * fidx_mounts_read()): the same parser on any stream, for the fixture.
- */
-int fidx_mounts_parse(FILE *f, struct fidx_mount **mounts, size_t *n);
-
 /* A stream reading text (a temporary file, so that "" works too). */
 static FILE *input(const char *text)
 {
