@@ -217,11 +217,14 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 	char bytes[32], rate[32];
 	fidx_format_bytes(bytes, sizeof(bytes), r->bytes);
 	fidx_format_bytes(rate, sizeof(rate), r->seconds > 0 ? (uint64_t)(r->bytes / r->seconds) : 0);
-	if (nroots == 1)
-		printf("scan %lld of '%s'", (long long)r->first_scan_id, fidx_quote(root));
-	else
-		printf("scans %lld-%lld (%zu roots)", (long long)r->first_scan_id,
-		       (long long)(r->first_scan_id + nroots - 1), nroots);
+	if (nroots == 1) {
+		printf("scan %lld of '%s'", (long long)r->scan_ids[0], fidx_quote(root));
+	} else {
+		printf("scans");
+		for (size_t i = 0; i < nroots; i++)
+			printf("%s%lld", i ? ", " : " ", (long long)r->scan_ids[i]);
+		printf(" (%zu roots)", nroots);
+	}
 	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors in %.2f s"
 	       " (%.0f entries/s, %s/s) -> '%s'\n",
 	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
@@ -259,6 +262,7 @@ int cmd_scan(int argc, char **argv)
 	char *json = NULL, *errmsg = NULL;
 	FILE *error_list = NULL;
 	struct fidx_interactive_choice choice = {0};
+	struct fidx_scan_result result = {0};
 	int status = 2;
 
 	if (!excludes) {
@@ -388,7 +392,6 @@ int cmd_scan(int argc, char **argv)
 		.progress = force_progress || (!quiet && isatty(STDERR_FILENO)),
 		.options_json = json, .error_list = error_list, .cancel = &interrupted,
 	};
-	struct fidx_scan_result result;
 	int ret = fidx_scan(st, (const char *const *)roots, nroots, &opts, &result, &errmsg);
 	if (ret < 0) {
 		fidx_error("%s", errmsg);
@@ -417,5 +420,6 @@ out:
 	free(json);
 	free(errmsg);
 	free(choice.root);
+	free(result.scan_ids);
 	return status;
 }

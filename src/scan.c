@@ -480,15 +480,10 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		s.scan_ids[r] = fidx_store_begin_scan(st, &info);
 		if (s.scan_ids[r] < 0) {
 			s.errmsg = strdup(fidx_store_errmsg(st));
-			if (r > 0) {
-				atomic_store(&s.failed, true);
-				end_scans(&s, r, false);
-			}
-			goto out;
+			goto fail_setup;
 		}
+		result->nscans = r + 1;
 	}
-	result->first_scan_id = s.scan_ids[0];
-	result->nscans = nroots;
 
 	for (unsigned i = 0; i < nhash; i++) {
 		hashers[i].scan = &s;
@@ -497,19 +492,12 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 			char msg[128];
 			snprintf(msg, sizeof(msg), "cannot set up hashing: %s", strerror(errno));
 			s.errmsg = strdup(msg);
-			break;
+			goto fail_setup;
 		}
-	}
-	if (s.errmsg) {
-		atomic_store(&s.failed, true);
-		end_scans(&s, nroots, false);
-		goto out;
 	}
 	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
 		s.errmsg = strdup("cannot start the writer thread");
-		atomic_store(&s.failed, true);
-		end_scans(&s, nroots, false);
-		goto out;
+		goto fail_setup;
 	}
 	for (; hash_started < nhash; hash_started++)
 		if (pthread_create(&hash_tids[hash_started], NULL, hash_worker,
@@ -541,9 +529,6 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	/* What was found is all recorded or on its way: a later signal interrupts nothing. */
 	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	pthread_join(writer_tid, NULL);
-	fidx_progress_stop(progress);
-	progress = NULL;
-	drain(&s);
 
 	if (end_scans(&s, nroots, result->interrupted) == 0 && !atomic_load(&s.failed) &&
 	    fidx_store_build_indexes(st) < 0 && !s.errmsg)
@@ -557,6 +542,11 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	}
 	if (!s.errmsg)
 		ret = 0;
+	goto out;
+fail_setup:
+	/* Before any thread ran: end the rows begun so far as failed. */
+	atomic_store(&s.failed, true);
+	end_scans(&s, result->nscans, false);
 out:
 	fidx_progress_stop(progress);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -570,7 +560,7 @@ out:
 		drain(&s);
 	fidx_queue_destroy(s.hash_q);
 	fidx_queue_destroy(s.write_q);
-	free(s.scan_ids);
+	result->scan_ids = s.scan_ids;
 	free(s.totals);
 	free(s.uncommitted);
 	if (ret < 0)

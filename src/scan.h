@@ -38,7 +38,8 @@ struct fidx_scan_opts {
 
 /* What a scan did, over all its roots. */
 struct fidx_scan_result {
-	int64_t first_scan_id;       /* id of the first root's scan row */
+	int64_t *scan_ids;           /* each root's scan id, in root order (ids need not be
+					consecutive); nscans of them; the caller frees it */
 	size_t nscans;               /* scan rows written (one per root) */
 	uint64_t entries, files, dirs, bytes, errors;
 	double seconds;              /* wall-clock time */

@@ -185,6 +185,8 @@ def check_roots_and_append(chk, top, root):
 	con.close()
 	res = run_fidx("scan", "-q", "-o", db, r1, r2)
 	chk.ok("interleaved ids: exit 0", res.rc == 0, repr(res))
+	chk.ok("interleaved ids: the summary names scans 4 and 6",
+	       res.out.startswith(b"scans 4, 6 (2 roots) complete:"), repr(res.out))
 	scans = {s["id"]: s for s in lib.scan_rows(db)}
 	chk.eq("interleaved ids: scan ids", sorted(scans), [1, 2, 3, 4, 5, 6])
 	for sid, r in ((4, r1), (6, r2)):

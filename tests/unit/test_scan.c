@@ -85,6 +85,9 @@ static void test_pipeline_records_everything(void **state)
 	assert_int_equal(r.bytes, bytes);
 	assert_int_equal(r.errors, 0);
 	assert_false(r.interrupted);
+	assert_int_equal(r.nscans, 1);
+	assert_true(r.scan_ids[0] > 0);
+	free(r.scan_ids);
 
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
