@@ -1,12 +1,15 @@
 # fidx - GNU Make build.
 #
-#   make                 build/fidx (and build/libfidx.a)
+#   make                 build/fidx, build/libfidx.a (the walker library, public header
+#                        include/fidx/walk.h) and build/examples/walk-count
 #   make run [DIR=...]   install deps, build, scan DIR (default /usr/share) into ./fidx.db
 #   make check           install deps, build with -Werror, run every test:
 #                        unit tests, end-to-end suite, the same under ASan+UBSan,
 #                        the threaded core under TSan
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
+#   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make install [PREFIX=/usr/local] [DESTDIR=]
+#                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
 # Every object of src/ except main.c goes into build/libfidx.a, which the
 # binary and the unit tests link.  BUILD names the output folder, so that the
@@ -25,7 +28,7 @@ PKGS      := sqlite3 libcrypto libxxhash
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE \
-	     -DFIDX_VERSION='"$(VERSION)"' -Isrc $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+	     -DFIDX_VERSION='"$(VERSION)"' -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
 
 SRCS      := $(sort $(wildcard src/*.c))
@@ -38,15 +41,15 @@ TSAN_UNITS := test_queue test_walk test_scan
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e install bench clean
+.PHONY: all deps run check unit e2e library install bench bench-walk clean
 .SUFFIXES:
 
-all: $(BUILD)/fidx $(BUILD)/libfidx.a
+all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
 
 deps:
 	@scripts/install-deps
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) Makefile
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/fidx/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
 
@@ -61,6 +64,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfidx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -o $@ $< $(BUILD)/libfidx.a \
 		$(ALL_LDLIBS) $(shell pkg-config --libs cmocka)
+
+# Examples of the library, built as a user would (only the public header).
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libfidx.a include/fidx/walk.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Iinclude $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $< \
+		$(BUILD)/libfidx.a -pthread $(EXTRA_LDFLAGS)
 
 # Measurement programs of bench/ (each one .c file, linked like the tests).
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libfidx.a
@@ -90,8 +99,13 @@ run: deps
 	@echo "-- files with identical content (SHA-256), largest waste first"
 	sqlite3 -header -column fidx.db "SELECT count(*) AS copies, size, hex(sha256) AS sha256 FROM file WHERE scan_id = (SELECT max(id) FROM scan) AND type = 'f' AND size > 0 AND sha256 IS NOT NULL GROUP BY sha256, size HAVING count(*) > 1 ORDER BY (count(*) - 1) * size DESC LIMIT 5"
 
+# The library as a user gets it: installed into a staging prefix, the example
+# compiled with `pkg-config --cflags --libs fidx` alone, its counts checked.
+library:
+	tests/library/run $(BUILD)
+
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror unit e2e
+	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror unit e2e library
 	@echo "== threaded core under TSan"
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
@@ -103,11 +117,21 @@ check: deps
 install: all
 	install -D -m 755 $(BUILD)/fidx $(DESTDIR)$(PREFIX)/bin/fidx
 	install -D -m 644 man/fidx.1 $(DESTDIR)$(PREFIX)/share/man/man1/fidx.1
+	install -D -m 644 $(BUILD)/libfidx.a $(DESTDIR)$(PREFIX)/lib/libfidx.a
+	install -D -m 644 include/fidx/walk.h $(DESTDIR)$(PREFIX)/include/fidx/walk.h
+	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' fidx.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/fidx.pc
 
 bench: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all
 	bench/run
+
+bench-walk: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all build/bench/gen-tree build/bench/walk-nftw build/bench/walk-fts
+	bench/walk
 
 clean:
 	rm -rf build

@@ -21,19 +21,20 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "fdutil.h"
 #include "hash.h"
 #include "interactive.h"
 #include "json.h"
 #include "progress.h"
 #include "scan.h"
 #include "store.h"
-#include "walk.h"
 
 enum {
 	OPT_HASH = 256,
 	OPT_XDEV,
 	OPT_EXCLUDE,
 	OPT_FOLLOW,
+	OPT_NO_STAT,
 	OPT_PROGRESS,
 	OPT_ERRORS,
 	OPT_VERSION,
@@ -58,6 +59,9 @@ static const struct option_doc {
 	 "                       below the root, one without matches the name"},
 	{{"follow", no_argument, NULL, OPT_FOLLOW}, NULL,
 	 "follow symlinks (loops are detected and recorded as errors)"},
+	{{"no-stat", no_argument, NULL, OPT_NO_STAT}, NULL,
+	 "record paths and types only, from the directory listings: no metadata\n"
+	 "                       and no digests (implies --hash none); the fastest inventory"},
 	{{"quiet", no_argument, NULL, 'q'}, NULL, "no progress line"},
 	{{"progress", no_argument, NULL, OPT_PROGRESS}, NULL,
 	 "progress line even when stderr is not a terminal"},
@@ -177,7 +181,7 @@ static char *absolute_path(const char *path)
 
 /* Writes the options that shape the content of a scan as a JSON object. */
 static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follow,
-			  char **excludes, size_t nexcludes)
+			  bool no_stat, char **excludes, size_t nexcludes)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -186,8 +190,8 @@ static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follo
 		return NULL;
 	fputs("{\"hash\":", f);
 	fidx_json_string(f, hash);
-	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"exclude\":[", jobs,
-		xdev ? "true" : "false", follow ? "true" : "false");
+	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"stat\":%s,\"exclude\":[", jobs,
+		xdev ? "true" : "false", follow ? "true" : "false", no_stat ? "false" : "true");
 	for (size_t i = 0; i < nexcludes; i++) {
 		if (i)
 			putc(',', f);
@@ -252,7 +256,8 @@ int cmd_scan(int argc, char **argv)
 
 	const char *db = "fidx.db", *hash = "sha256";
 	unsigned jobs = usable_cpus(), digests = 0;
-	bool xdev = false, follow = false, quiet = false, force_progress = false;
+	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
+	bool hash_given = false;
 	bool list_errors = false, interactive = false;
 	char **excludes = calloc(argc + 1, sizeof(*excludes));
 	size_t nexcludes = 0;
@@ -276,7 +281,7 @@ int cmd_scan(int argc, char **argv)
 		char *end;
 		switch (c) {
 		case 'o': db = optarg; break;
-		case OPT_HASH: hash = optarg; break;
+		case OPT_HASH: hash = optarg; hash_given = true; break;
 		case 'j':
 			errno = 0;
 			unsigned long n = strtoul(optarg, &end, 10);
@@ -290,6 +295,7 @@ int cmd_scan(int argc, char **argv)
 		case OPT_XDEV: xdev = true; break;
 		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; break;
 		case OPT_FOLLOW: follow = true; break;
+		case OPT_NO_STAT: no_stat = true; break;
 		case 'q': quiet = true; break;
 		case OPT_PROGRESS: force_progress = true; break;
 		case OPT_ERRORS: list_errors = true; break;
@@ -305,6 +311,14 @@ int cmd_scan(int argc, char **argv)
 				   fidx_quote(argv[optind - 1]));
 			goto out;
 		}
+	}
+	if (no_stat) {
+		if (hash_given && strcmp(hash, "none") != 0) {
+			fidx_error("--no-stat records no digests: drop --hash '%s' or --no-stat",
+				   fidx_quote(hash));
+			goto out;
+		}
+		hash = "none";
 	}
 	if (fidx_digest_list_parse(hash, &digests) < 0) {
 		fidx_error("invalid --hash '%s': expected md5, sha1, sha256, sha512, xxh128 "
@@ -367,7 +381,7 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 
-	if (!(json = options_json(hash, jobs, xdev, follow, excludes, nexcludes))) {
+	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, excludes, nexcludes))) {
 		fidx_error("out of memory");
 		goto out;
 	}
@@ -387,7 +401,7 @@ int cmd_scan(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	struct fidx_scan_opts opts = {
-		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow,
+		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow, .no_stat = no_stat,
 		.excludes = (const char *const *)excludes,
 		.progress = force_progress || (!quiet && isatty(STDERR_FILENO)),
 		.options_json = json, .error_list = error_list, .cancel = &interrupted,

@@ -45,7 +45,8 @@
 #include "progress.h"
 #include "queue.h"
 #include "sysinfo.h"
-#include "walk.h"
+#include "fdutil.h"
+#include "fidx/walk.h"
 
 #define BATCH_RECORDS 256   /* records per writer batch */
 #define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
@@ -214,23 +215,29 @@ static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entr
 		if (!(rec->link_target = strdup(e->link_target)))
 			goto fail;
 	}
-	if (e->error && fidx_record_set_error(rec, e->error_op, e->error) < 0)
+	if (e->error == ECANCELED && strcmp(e->error_op, "stopped") == 0) {
+		if (fidx_record_set_error(rec, "not read: scan interrupted", 0) < 0)
+			goto fail;
+	} else if (e->error && fidx_record_set_error(rec, e->error_op, e->error) < 0) {
 		goto fail;
+	}
 	return rec;
 fail:
 	fidx_record_free(rec);
 	return NULL;
 }
 
-/* The walk's entry callback: runs on every walker thread. */
-static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx)
+/*
+ * Records one walk entry: a regular file to hash goes to the hash queue,
+ * anything else to the writer.  Returns STOP when the scan must end.
+ */
+static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_walk_entry *e)
 {
-	struct producer *p = ctx;
 	if (!p) /* walker_start could not allocate; the scan fails */
 		return FIDX_WALK_STOP;
 	struct scan *s = p->scan;
 	struct fidx_progress_counters *c = &s->counters;
-	if (stopping(s))
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return FIDX_WALK_STOP;
 	struct fidx_record *rec = record_of(s, e);
 	if (!rec) {
@@ -250,7 +257,25 @@ static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx
 	} else {
 		ret = emit(p, rec);
 	}
-	return ret < 0 ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
+	return ret < 0 || stopping(s) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
+}
+
+/*
+ * The walk's entry callback (on every walker thread).  A directory the walk
+ * enters is recorded when it is left, with any error met reading it.
+ */
+static enum fidx_walk_action on_entry(const struct fidx_walk_entry *e, void *ctx)
+{
+	struct producer *p = ctx;
+	if (e->descend)
+		return !p || stopping(p->scan) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
+	return record_entry(p, e);
+}
+
+/* The walk's leave callback: records a directory once everything in it was seen. */
+static void on_leave(const struct fidx_walk_entry *e, void *ctx)
+{
+	record_entry(ctx, e);
 }
 
 /* Makes a walker thread's producer state; on ENOMEM fails the scan and returns NULL. */
@@ -514,9 +539,11 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		progress = fidx_progress_start(&s.counters, nhash > 0);
 
 	struct fidx_walk_opts wopts = {
-		.threads = jobs, .follow = opts->follow, .xdev = opts->xdev, .read_links = true,
-		.excludes = opts->excludes, .entry = on_entry, .thread_start = walker_start,
-		.thread_end = walker_end, .arg = &s, .cancel = &s.stop,
+		.threads = jobs,
+		.flags = FIDX_WALK_READ_LINKS | (opts->no_stat ? 0 : FIDX_WALK_STAT) |
+			 (opts->follow ? FIDX_WALK_FOLLOW : 0) | (opts->xdev ? FIDX_WALK_XDEV : 0),
+		.exclude = opts->excludes, .entry = on_entry, .leave = on_leave,
+		.thread_start = walker_start, .thread_end = walker_end, .arg = &s, .cancel = &s.stop,
 	};
 	if (!atomic_load(&s.stop) && fidx_walk(roots, nroots, &wopts) < 0)
 		pipeline_fail(&s, "cannot start the walk: out of memory");

@@ -29,6 +29,7 @@ struct fidx_scan_opts {
 	unsigned jobs;               /* walker threads and hash workers, >= 1 */
 	bool xdev;                   /* stay on each root's filesystem */
 	bool follow;                 /* follow symlinks */
+	bool no_stat;                /* record names and types only: no stat, no digests */
 	const char *const *excludes; /* NULL-terminated glob list, or NULL */
 	bool progress;               /* draw a progress line on stderr */
 	const char *options_json;    /* recorded in each scan row */

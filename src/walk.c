@@ -1,41 +1,52 @@
 /*
- * walk.c - the parallel tree walk.
+ * walk.c - the parallel tree walk behind include/fidx/walk.h.
  *
  * Design
  * ------
  * Directories are the unit of shared work.  Every walker thread runs the same
  * loop over one LIFO stack of directory nodes:
  *
- *        ┌──────────── stack of dir nodes (LIFO: depth first) ◄──────────┐
- *        ▼                                                                │
- *   pop node ─► open it ─► getdents64 ─► per entry: exclude? statx ─► dir? push
- *                                           │                   └─► else report
- *                                           ▼
- *                               report the node itself (with any open/read error)
+ *        ┌──────────── stack of dir nodes (LIFO: depth first) ◄──────────────┐
+ *        ▼                                                                    │
+ *   pop node ─► open it ─► getdents64 ─► per entry: excluded? stat if needed ─┤
+ *                              ▲          ─► entry() ─► a directory to enter? push
+ *                              │                                              │
+ *                              └── a huge directory parks after a batch ◄─────┘
+ *                                  and resumes when its children are taken
  *
  * No thread owns a part of the tree: a thread that finishes a directory takes
  * whatever is on top of the stack, so a huge directory never holds up the rest.
- * Depth-first order keeps the stack short (bounded by depth x fan-out, not by
- * the tree) and visits neighbouring inodes together.
+ * Depth-first order keeps the stack short (depth x fan-out, not the tree) and
+ * visits neighbouring inodes together.  A directory whose listing has pushed
+ * PARK_PENDING children not yet taken stops reading (it "parks", keeping its
+ * descriptor and position) until they fall to RESUME_PENDING, so even one
+ * directory with millions of subdirectories holds a bounded number of nodes.
+ *
+ * Stat.  An entry is stat'ed when the caller asked (FIDX_WALK_STAT) or when
+ * the walk needs it: the listing gave no type, a symlink to follow, or a
+ * directory whose device and inode matter (FIDX_WALK_FOLLOW, FIDX_WALK_XDEV).
+ * Otherwise the listing's d_type is all there is to know.
  *
  * Descriptors.  A directory is opened relative to its parent's descriptor when
  * that is still open, so no path is resolved from the root and trees deeper
  * than PATH_MAX work.  A parent keeps its descriptor after its listing only
  * while it has unopened subdirectories and the descriptor budget (derived
  * from RLIMIT_NOFILE) allows; otherwise children are opened by path
- * (fidx_open_long() for paths longer than PATH_MAX).  The walk never fails
- * with EMFILE for want of a cached descriptor.
+ * (fidx_open_long() for paths longer than PATH_MAX).  Parked directories
+ * count against the same budget.  The walk never fails with EMFILE for want
+ * of a cached descriptor.
  *
- * Locking.  One mutex (walk.lock) guards the stack, the `active` count, and
- * each node's fd/pins/pending/reading fields.  A child pins its parent's
- * descriptor while it uses it; the descriptor is closed by whoever leaves it
- * unused (release_fd_locked()).  Node lifetime is a reference count: a node
- * holds one reference on its parent, so the ancestor chain used for loop
- * detection in follow mode is always valid.
+ * Locking and lifetime.  One mutex (walk.lock) guards the stack, the `active`
+ * count, and each node's fd/pins/pending/reading/cached/parked fields.  A
+ * child pins its parent's descriptor while it uses it; the descriptor is
+ * closed by whoever leaves it unused (release_fd_locked()).  A node holds one
+ * reference for its own reading and each child node holds one on its parent,
+ * so a node's count falls to zero exactly when everything below it is done:
+ * that is where leave() is called (true post-order), and the ancestor chain
+ * used for loop detection is always valid.
  */
-#include "walk.h"
+#include "fidx/walk.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -44,16 +55,21 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdutil.h"
+
 #define GETDENTS_BUF (64 * 1024) /* bytes per getdents64() call */
-#define STATX_WANT (STATX_BASIC_STATS | STATX_BTIME)
+#define STATX_FULL (STATX_BASIC_STATS | STATX_BTIME) /* what FIDX_WALK_STAT gives */
+#define STATX_MIN (STATX_TYPE | STATX_INO) /* what the walk itself needs (and the device) */
+#define PARK_PENDING 2048   /* a directory with this many untaken children parks */
+#define RESUME_PENDING 512  /* ... and resumes when they fall to this many */
 
 struct dir_node {
 	struct dir_node *parent;  /* reference held; NULL for a root */
-	atomic_uint refs;         /* 1 for its own processing + 1 per child node */
+	atomic_uint refs;         /* 1 for its own reading + 1 per child node */
 	char *path;               /* full path; owned */
 	size_t path_len;          /* strlen(path) */
 	size_t name_off;          /* offset of the last component in path */
@@ -61,16 +77,20 @@ struct dir_node {
 	size_t root_len;          /* length of its root's path, for exclude patterns */
 	size_t depth;             /* 0 for a root */
 	uint64_t root_dev;        /* device of its root, for xdev */
-	struct statx stx;         /* its statx data (followed, if it was a link) */
+	struct statx stx;         /* its statx data (the target's, if followed): complete with
+				     FIDX_WALK_STAT, else type/device/inode when the walk needed them */
 	char *link_target;        /* when reached through a symlink and read_links; owned */
-	unsigned char d_type;     /* DT_* from the parent's listing */
+	int error;                /* the error leave() will carry, or 0 */
+	const char *error_op;     /* what failed, when error != 0 */
+	unsigned char d_type;     /* DT_DIR */
 	bool followed;            /* reached through a symlink */
 	/* Guarded by walk.lock: */
 	int fd;                   /* open descriptor, or -1 */
 	unsigned pins;            /* children using fd right now */
 	unsigned pending;         /* child nodes not yet opened */
-	bool reading;             /* its listing is being read */
+	bool reading;             /* its listing is being read, or is parked unfinished */
 	bool cached;              /* fd counts against the cache budget */
+	bool parked;              /* waits, off the stack, for its children to be taken */
 	struct dir_node *next;    /* link in the stack */
 };
 
@@ -80,7 +100,7 @@ struct walk {
 	pthread_cond_t wake;      /* signalled on push, and when the walk ends */
 	struct dir_node *stack;   /* top of the stack of nodes to read */
 	unsigned active;          /* threads reading a node */
-	unsigned cached_fds;      /* parent descriptors kept open */
+	unsigned cached_fds;      /* parent and parked descriptors kept open */
 	unsigned fd_budget;       /* at most this many cached */
 	bool stopped;             /* a callback said stop, or cancel was seen */
 };
@@ -93,6 +113,10 @@ struct walker {
 	char *path;               /* path of the entry being built */
 	size_t path_cap;          /* bytes allocated for path */
 	char *link;               /* readlink buffer, PATH_MAX + 1 */
+	struct dir_node *born;    /* nodes made from the current batch, newest first */
+	struct dir_node *born_last; /* the oldest of them */
+	unsigned nborn;           /* how many */
+	int pinned_fd;            /* the popped node's parent descriptor, pinned, or -1 */
 };
 
 struct linux_dirent64 {
@@ -103,16 +127,44 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-/* Drops one reference to node, freeing it and, in turn, unreferenced parents. */
-static void node_unref(struct dir_node *node)
+/* Returns true when the walk should end early. */
+static bool walk_stopping(struct walk *w)
 {
-	while (node && atomic_fetch_sub(&node->refs, 1) == 1) {
-		struct dir_node *parent = node->parent;
-		free(node->path);
-		free(node->link_target);
-		free(node);
-		node = parent;
+	if (__atomic_load_n(&w->stopped, __ATOMIC_RELAXED))
+		return true;
+	if (w->opts->cancel && atomic_load_explicit(w->opts->cancel, memory_order_relaxed)) {
+		__atomic_store_n(&w->stopped, true, __ATOMIC_RELAXED);
+		return true;
 	}
+	return false;
+}
+
+/* Records that a callback asked to stop. */
+static void stop_if(struct walk *w, enum fidx_walk_action action)
+{
+	if (action == FIDX_WALK_STOP)
+		__atomic_store_n(&w->stopped, true, __ATOMIC_RELAXED);
+}
+
+/* Passes an error to the error callback, which may stop the walk. */
+static void report_error(struct walker *t, const struct fidx_walk_entry *e)
+{
+	const struct fidx_walk_opts *opts = t->walk->opts;
+	if (opts->error && e->error != ECANCELED)
+		stop_if(t->walk, opts->error(e, t->ctx));
+}
+
+/*
+ * Delivers an entry: its error first to the error callback, then the entry
+ * itself.  Returns what the entry callback answered.
+ */
+static enum fidx_walk_action deliver(struct walker *t, const struct fidx_walk_entry *e)
+{
+	if (e->error)
+		report_error(t, e);
+	enum fidx_walk_action action = t->walk->opts->entry(e, t->ctx);
+	stop_if(t->walk, action);
+	return action;
 }
 
 /* Closes node's descriptor when nobody needs it any more.  Lock held. */
@@ -130,84 +182,137 @@ static void release_fd_locked(struct walk *w, struct dir_node *node)
 	}
 }
 
-/* Returns true when the walk should end early. */
-static bool walk_stopping(struct walk *w)
+/* Pushes a node on the stack and wakes a waiting thread.  Lock held. */
+static void push_locked(struct walk *w, struct dir_node *node)
 {
-	if (__atomic_load_n(&w->stopped, __ATOMIC_RELAXED))
-		return true;
-	if (w->opts->cancel && atomic_load_explicit(w->opts->cancel, memory_order_relaxed)) {
-		__atomic_store_n(&w->stopped, true, __ATOMIC_RELAXED);
-		return true;
+	node->next = w->stack;
+	w->stack = node;
+	pthread_cond_signal(&w->wake);
+}
+
+/*
+ * Counts one child of parent as opened (or dropped), resuming the parent if
+ * it parked and few enough children are left, or, once the walk is
+ * stopping, none.  Lock held.
+ */
+static void child_taken_locked(struct walk *w, struct dir_node *parent)
+{
+	parent->pending--;
+	if (parent->parked &&
+	    (parent->pending == 0 || (parent->pending <= RESUME_PENDING && !walk_stopping(w)))) {
+		parent->parked = false;
+		push_locked(w, parent);
 	}
-	return false;
+	release_fd_locked(w, parent);
 }
 
-/* Delivers an entry to the callback and records a stop request. */
-static void report(struct walker *t, const struct fidx_walk_entry *e)
+/*
+ * Returns node's parent's open descriptor, pinned so that it stays open until
+ * unpin_parent_fd(), or -1 when there is none (a root, or a closed descriptor).
+ */
+static int pin_parent_fd(struct walk *w, struct dir_node *node)
 {
-	if (t->walk->opts->entry(e, t->ctx) == FIDX_WALK_STOP)
-		__atomic_store_n(&t->walk->stopped, true, __ATOMIC_RELAXED);
-}
-
-int fidx_open_long(const char *path, int flags)
-{
-	size_t len = strlen(path);
-	if (len < PATH_MAX)
-		return open(path, flags | O_CLOEXEC);
-
-	/* Open successive pieces shorter than PATH_MAX, each relative to the last. */
-	int dirfd = path[0] == '/' ? open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD;
-	if (path[0] == '/' && dirfd < 0)
+	struct dir_node *parent = node->parent;
+	int pfd = -1;
+	if (!parent)
 		return -1;
-	const char *p = path;
-	while (*p == '/')
-		p++;
-	char piece[PATH_MAX];
-	for (;;) {
-		size_t rest = strlen(p);
-		if (rest < PATH_MAX) {
-			int fd = openat(dirfd, p, flags | O_CLOEXEC);
-			int saved = errno;
-			if (dirfd >= 0)
-				close(dirfd);
-			errno = saved;
-			return fd;
-		}
-		/* Cut at the last '/' that keeps the piece shorter than PATH_MAX. */
-		const char *cut = memrchr(p, '/', PATH_MAX - 1);
-		if (!cut || cut == p) {
-			if (dirfd >= 0)
-				close(dirfd);
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(piece, p, cut - p);
-		piece[cut - p] = '\0';
-		int next = openat(dirfd, piece, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int saved = errno;
-		if (dirfd >= 0)
-			close(dirfd);
-		if (next < 0) {
-			errno = saved;
-			return -1;
-		}
-		dirfd = next;
-		p = cut;
-		while (*p == '/')
-			p++;
+	pthread_mutex_lock(&w->lock);
+	if (parent->fd >= 0) {
+		pfd = parent->fd;
+		parent->pins++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return pfd;
+}
+
+/* Releases a pin of pin_parent_fd() (pfd may be -1). */
+static void unpin_parent_fd(struct walk *w, struct dir_node *node, int pfd)
+{
+	if (pfd < 0)
+		return;
+	pthread_mutex_lock(&w->lock);
+	node->parent->pins--;
+	release_fd_locked(w, node->parent);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Fills e with what the walk knows of the directory node. */
+static void node_entry(const struct walk *w, const struct dir_node *node,
+		       struct fidx_walk_entry *e)
+{
+	*e = (struct fidx_walk_entry){
+		.path = node->path, .path_len = node->path_len, .name_off = node->name_off,
+		.root_index = node->root_index, .depth = node->depth, .at_fd = AT_FDCWD,
+		.at_name = node->path, .d_type = node->d_type,
+		.stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
+		.followed = node->followed, .link_target = node->link_target,
+		.error = node->error, .error_op = node->error_op,
+	};
+}
+
+/*
+ * Calls fn (leave, or the error callback) with node's entry, named relative
+ * to its parent's descriptor when that is open.
+ */
+static void call_with_node(struct walker *t, struct dir_node *node,
+			   void (*fn)(struct walker *t, const struct fidx_walk_entry *e))
+{
+	struct walk *w = t->walk;
+	struct fidx_walk_entry e;
+	node_entry(w, node, &e);
+	int pfd = pin_parent_fd(w, node);
+	if (pfd >= 0) {
+		e.at_fd = pfd;
+		e.at_name = node->path + node->name_off;
+	}
+	fn(t, &e);
+	unpin_parent_fd(w, node, pfd);
+}
+
+/* call_with_node() helper: the leave callback. */
+static void call_leave(struct walker *t, const struct fidx_walk_entry *e)
+{
+	t->walk->opts->leave(e, t->ctx);
+}
+
+/*
+ * Reports an error met reading a directory node to the error callback and
+ * keeps it for leave(): it replaces an error about the entry itself (a
+ * readlink), since what was not read matters more.  Only the thread reading
+ * node calls it.
+ */
+static void node_error(struct walker *t, struct dir_node *node, int error, const char *op)
+{
+	node->error = error;
+	node->error_op = op;
+	call_with_node(t, node, report_error);
+}
+
+/*
+ * Drops one reference to node.  When the last goes, everything below it is
+ * done: it is left (leave()), freed, and its parent loses a reference in turn.
+ */
+static void node_unref(struct walker *t, struct dir_node *node)
+{
+	while (node && atomic_fetch_sub(&node->refs, 1) == 1) {
+		struct dir_node *parent = node->parent;
+		if (t->walk->opts->leave)
+			call_with_node(t, node, call_leave);
+		free(node->path);
+		free(node->link_target);
+		free(node);
+		node = parent;
 	}
 }
 
-/* Returns true if pattern list excludes the entry at path (below root at root_len). */
+/* Returns true if the exclude list excludes the entry at path (below its root at root_len). */
 static bool excluded(const struct fidx_walk_opts *opts, const char *path, size_t root_len,
 		     const char *name)
 {
-	if (!opts->excludes)
-		return false;
 	const char *rel = path + root_len;
 	while (*rel == '/')
 		rel++;
-	for (const char *const *g = opts->excludes; *g; g++) {
+	for (const char *const *g = opts->exclude; *g; g++) {
 		if (strchr(*g, '/') ? fnmatch(*g, rel, FNM_PATHNAME) == 0 : fnmatch(*g, name, 0) == 0)
 			return true;
 	}
@@ -243,36 +348,29 @@ static const char *read_link(struct walker *t, int fd, const char *name)
 	return t->link;
 }
 
-/* Returns true if a node in the chain from node up has the same device and inode. */
-static bool is_ancestor(const struct dir_node *node, const struct statx *stx)
-{
-	for (; node; node = node->parent)
-		if (node->stx.stx_ino == stx->stx_ino && node->stx.stx_dev_major == stx->stx_dev_major &&
-		    node->stx.stx_dev_minor == stx->stx_dev_minor)
-			return true;
-	return false;
-}
-
 /* The device of a statx result as one number, for comparing devices. */
 static uint64_t stx_dev(const struct statx *stx)
 {
 	return ((uint64_t)stx->stx_dev_major << 32) | stx->stx_dev_minor;
 }
 
-/* Pushes a node on the stack and wakes a waiting thread.  Lock held. */
-static void push_locked(struct walk *w, struct dir_node *node)
+/* Returns true if a node in the chain from node up has the same device and inode. */
+static bool is_ancestor(const struct dir_node *node, const struct statx *stx)
 {
-	node->next = w->stack;
-	w->stack = node;
-	pthread_cond_signal(&w->wake);
+	for (; node; node = node->parent)
+		if (node->stx.stx_ino == stx->stx_ino && stx_dev(&node->stx) == stx_dev(stx))
+			return true;
+	return false;
 }
 
 /*
- * Makes a node for the directory e found in parent (NULL for a root), copying
- * what it needs from e and taking a reference on parent.  Returns NULL on
+ * Makes a node for the directory e found in parent (NULL for a root), with
+ * stx its stat data (NULL when it was not stat'ed: not a root, and neither
+ * follow nor xdev needs it), taking a reference on parent.  Returns NULL on
  * ENOMEM.
  */
-static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk_entry *e)
+static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk_entry *e,
+				 const struct statx *stx)
 {
 	struct dir_node *node = calloc(1, sizeof(*node));
 	if (!node)
@@ -286,9 +384,12 @@ static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk
 	memcpy(node->path, e->path, e->path_len + 1);
 	node->path_len = e->path_len;
 	node->name_off = e->name_off;
-	node->stx = *e->stx;
-	node->d_type = e->d_type;
+	if (stx)
+		node->stx = *stx;
+	node->d_type = DT_DIR;
 	node->followed = e->followed;
+	node->error = e->error;
+	node->error_op = e->error_op;
 	node->root_index = e->root_index;
 	node->depth = e->depth;
 	node->fd = -1;
@@ -299,42 +400,69 @@ static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk
 		node->root_dev = parent->root_dev;
 		node->root_len = parent->root_len;
 	} else {
-		node->root_dev = stx_dev(e->stx);
+		node->root_dev = stx_dev(stx);
 		node->root_len = e->path_len;
 	}
 	return node;
 }
 
 /*
- * Pushes a node for the directory e (found in parent, or a root) so that a
- * walker reads it; reports e with ENOMEM when no node can be made.
+ * Makes a node for the directory e (found in parent, or a root), whose entry
+ * was delivered with descend, and keeps it for push_born().  Without memory
+ * for a node, the directory is reported as an error and left unread.
  */
-static void push_dir(struct walker *t, struct dir_node *parent, struct fidx_walk_entry *e)
+static void push_dir(struct walker *t, struct dir_node *parent, struct fidx_walk_entry *e,
+		     const struct statx *stx)
 {
 	struct walk *w = t->walk;
-	struct dir_node *node = node_new(parent, e);
+	struct dir_node *node = node_new(parent, e, stx);
 	if (!node) {
 		e->error = ENOMEM;
 		e->error_op = "walk";
-		report(t, e);
+		e->descend = false;
+		report_error(t, e);
+		if (w->opts->leave)
+			w->opts->leave(e, t->ctx);
 		return;
 	}
-	pthread_mutex_lock(&w->lock);
-	if (parent)
-		parent->pending++;
-	push_locked(w, node);
-	pthread_mutex_unlock(&w->lock);
+	node->next = t->born;
+	if (!t->born)
+		t->born_last = node;
+	t->born = node;
+	t->nborn++;
 }
 
 /*
- * Stats one entry of a listing and either reports it or, for a directory to
- * enter, pushes a node for it.  t->path holds its full path.
+ * Pushes the nodes kept by push_dir() (children of parent, or roots) in one
+ * go, as if one by one: the last made ends on top.  Lock held.
+ */
+static void push_born_locked(struct walker *t, struct dir_node *parent)
+{
+	struct walk *w = t->walk;
+	if (!t->born)
+		return;
+	t->born_last->next = w->stack;
+	w->stack = t->born;
+	if (parent)
+		parent->pending += t->nborn;
+	if (t->nborn > 1)
+		pthread_cond_broadcast(&w->wake);
+	else
+		pthread_cond_signal(&w->wake);
+	t->born = t->born_last = NULL;
+	t->nborn = 0;
+}
+
+/*
+ * Handles one entry of a listing: stats it if needed, reports it, and pushes
+ * a node for a directory to enter.  t->path holds its full path.
  */
 static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const char *name,
 			size_t path_len, size_t name_off, unsigned char d_type)
 {
 	struct walk *w = t->walk;
-	const struct fidx_walk_opts *opts = w->opts;
+	unsigned flags = w->opts->flags;
+	bool follow = flags & FIDX_WALK_FOLLOW;
 	struct statx stx;
 	struct fidx_walk_entry e = {
 		.path = t->path, .path_len = path_len, .name_off = name_off,
@@ -342,204 +470,211 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 		.at_fd = dfd, .at_name = name, .d_type = d_type,
 	};
 
-	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_WANT, &stx) < 0) {
-		e.error = errno;
-		e.error_op = "stat";
-		report(t, &e);
-		return;
+	unsigned mask = (flags & FIDX_WALK_STAT) ? STATX_FULL : STATX_MIN;
+	bool need_stat = (flags & FIDX_WALK_STAT) || d_type == DT_UNKNOWN ||
+			 (d_type == DT_LNK && follow) ||
+			 (d_type == DT_DIR && (flags & (FIDX_WALK_FOLLOW | FIDX_WALK_XDEV)));
+	if (need_stat) {
+		if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &stx) < 0) {
+			e.error = errno;
+			e.error_op = "stat";
+			deliver(t, &e);
+			return;
+		}
+		e.d_type = IFTODT(stx.stx_mode);
 	}
-	e.stx = &stx;
-	bool is_link = S_ISLNK(stx.stx_mode);
-	if (is_link && opts->read_links) {
-		e.link_target = read_link(t, dfd, name);
-		if (!e.link_target) {
+	if (e.d_type == DT_LNK) {
+		if ((flags & FIDX_WALK_READ_LINKS) && !(e.link_target = read_link(t, dfd, name))) {
 			e.error = errno;
 			e.error_op = "readlink";
 		}
-	}
-	if (is_link && opts->follow) {
 		struct statx target;
-		if (statx(dfd, name, AT_NO_AUTOMOUNT, STATX_WANT, &target) == 0) {
+		if (follow && statx(dfd, name, AT_NO_AUTOMOUNT, mask, &target) == 0) {
 			stx = target;
 			e.followed = true;
-		} else if (errno != ENOENT) {
-			/* A loop of links, or an unreadable target: report the link itself. */
+			e.d_type = IFTODT(stx.stx_mode);
+		} else if (follow && errno != ENOENT && !e.error) {
+			/* A loop of links, or an unreachable target: report the link itself. */
 			e.error = errno;
 			e.error_op = "stat";
 		}
 	}
-	if (!S_ISDIR(stx.stx_mode) || e.error) {
-		report(t, &e);
-		return;
-	}
-	if (opts->xdev && stx_dev(&stx) != dir->root_dev) {
-		report(t, &e); /* a mount point: recorded, not entered */
-		return;
-	}
-	if (e.followed && is_ancestor(dir, &stx)) {
+	if (flags & FIDX_WALK_STAT)
+		e.stx = &stx;
+	if (e.d_type == DT_DIR && e.followed && is_ancestor(dir, &stx)) {
 		e.error = ELOOP;
 		e.error_op = "follow";
-		report(t, &e);
+	} else if (e.d_type == DT_DIR && !((flags & FIDX_WALK_XDEV) && stx_dev(&stx) != dir->root_dev)) {
+		e.descend = true; /* not a mount point that xdev keeps us out of */
+	}
+	if (deliver(t, &e) == FIDX_WALK_SKIP || !e.descend)
 		return;
-	}
-	push_dir(t, dir, &e);
+	push_dir(t, dir, &e, need_stat ? &stx : NULL);
 }
 
 /*
- * Returns node's parent's open descriptor, pinned so that it stays open until
- * unpin_parent_fd(), or -1 when there is none (a root, or a parent whose
- * descriptor was closed).
+ * Opens node's directory, relative to pfd (its parent's descriptor, pinned
+ * by pop_node()) when that is not -1, else by path.  Then unpins pfd and
+ * counts the node as taken from its parent.  Returns the descriptor, or -1
+ * with errno set.
  */
-static int pin_parent_fd(struct walk *w, struct dir_node *node)
-{
-	struct dir_node *parent = node->parent;
-	int pfd = -1;
-	if (!parent)
-		return -1;
-	pthread_mutex_lock(&w->lock);
-	if (parent->fd >= 0) {
-		pfd = parent->fd;
-		parent->pins++;
-	}
-	pthread_mutex_unlock(&w->lock);
-	return pfd;
-}
-
-/*
- * Releases what pin_parent_fd() returned (pfd may be -1).  opened: node has
- * now been opened, so its parent has one unopened child less.
- */
-static void unpin_parent_fd(struct walk *w, struct dir_node *node, int pfd, bool opened)
-{
-	struct dir_node *parent = node->parent;
-	pthread_mutex_lock(&w->lock);
-	if (pfd >= 0)
-		parent->pins--;
-	if (opened)
-		parent->pending--;
-	release_fd_locked(w, parent);
-	pthread_mutex_unlock(&w->lock);
-}
-
-/*
- * Opens node's directory, relative to its parent's descriptor when that is
- * open.  Returns the descriptor, or -1 with errno set.  Accounts the parent's
- * pending count either way.
- */
-static int open_node(struct walk *w, struct dir_node *node)
+static int open_node(struct walk *w, struct dir_node *node, int pfd)
 {
 	int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC;
 	if (!node->followed)
 		flags |= O_NOFOLLOW;
-	struct dir_node *parent = node->parent;
-	int pfd = pin_parent_fd(w, node);
-	/* O_NOATIME: a scan must not change access times (it needs ownership or CAP_FOWNER). */
-	int fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags | O_NOATIME)
-			  : fidx_open_long(node->path, flags | O_NOATIME);
+	const char *name = pfd >= 0 ? node->path + node->name_off : node->path;
+	/* O_NOATIME: a walk must not change access times (it needs ownership or CAP_FOWNER). */
+	int fd = pfd >= 0 ? openat(pfd, name, flags | O_NOATIME)
+			  : fidx_open_long(name, flags | O_NOATIME);
 	if (fd < 0 && errno == EPERM)
-		fd = pfd >= 0 ? openat(pfd, node->path + node->name_off, flags)
-			      : fidx_open_long(node->path, flags);
+		fd = pfd >= 0 ? openat(pfd, name, flags) : fidx_open_long(name, flags);
 	int saved = errno;
-	if (parent)
-		unpin_parent_fd(w, node, pfd, true);
+	if (node->parent) {
+		pthread_mutex_lock(&w->lock);
+		if (pfd >= 0)
+			node->parent->pins--;
+		child_taken_locked(w, node->parent);
+		pthread_mutex_unlock(&w->lock);
+	}
+	/* No lock: until node has children, no other thread looks at these. */
+	if (fd >= 0) {
+		node->fd = fd;
+		node->reading = true;
+	}
 	errno = saved;
 	return fd;
 }
 
 /*
- * Reads one directory: reports its entries, pushes its subdirectories, then
- * reports the directory itself with any error met opening or reading it.
+ * Ends the reading of node: its descriptor is kept for its children while
+ * the budget allows, else closed.  Lock held.
  */
-static void read_node(struct walker *t, struct dir_node *node)
+static void end_reading_locked(struct walk *w, struct dir_node *node)
 {
-	struct walk *w = t->walk;
-	struct fidx_walk_entry e = {
-		.path = node->path, .path_len = node->path_len, .name_off = node->name_off,
-		.root_index = node->root_index, .depth = node->depth, .d_type = node->d_type,
-		.stx = &node->stx, .followed = node->followed, .link_target = node->link_target,
-	};
-	size_t root_len = node->root_len;
-
-	int fd = open_node(w, node);
-	if (fd < 0) {
-		e.error = errno;
-		e.error_op = "open dir";
-	} else {
-		pthread_mutex_lock(&w->lock);
-		node->fd = fd;
-		node->reading = true;
-		pthread_mutex_unlock(&w->lock);
-
-		if (path_reserve(t, node->path_len + 2) < 0) {
-			e.error = ENOMEM;
-			e.error_op = "walk";
-		}
-		if (!e.error) {
-			memcpy(t->path, node->path, node->path_len);
-		}
-		size_t base = node->path_len;
-		if (!e.error && (base == 0 || t->path[base - 1] != '/'))
-			t->path[base++] = '/';
-		while (!e.error && !walk_stopping(w)) {
-			long n = syscall(SYS_getdents64, fd, t->dents, GETDENTS_BUF);
-			if (n <= 0) {
-				if (n < 0) {
-					e.error = errno;
-					e.error_op = "read dir";
-				}
-				break;
-			}
-			for (long off = 0; off < n && !walk_stopping(w);) {
-				struct linux_dirent64 *d = (struct linux_dirent64 *)(t->dents + off);
-				off += d->d_reclen;
-				const char *name = d->d_name;
-				if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-					continue;
-				size_t nlen = strlen(name);
-				if (path_reserve(t, base + nlen) < 0) {
-					e.error = ENOMEM;
-					e.error_op = "walk";
-					break;
-				}
-				memcpy(t->path + base, name, nlen + 1);
-				if (excluded(w->opts, t->path, root_len, name))
-					continue;
-				visit_entry(t, node, fd, name, base + nlen, base, d->d_type);
-			}
-		}
+	if (node->fd < 0)
+		return;
+	node->reading = false;
+	if (!node->cached && node->pending > 0 && w->cached_fds < w->fd_budget) {
+		node->cached = true;
+		w->cached_fds++;
 	}
-
-	/* Report the directory itself, relative to its parent when we can. */
-	int pfd = pin_parent_fd(w, node);
-	e.at_fd = pfd >= 0 ? pfd : AT_FDCWD;
-	e.at_name = pfd >= 0 ? node->path + node->name_off : node->path;
-	report(t, &e);
-	if (pfd >= 0)
-		unpin_parent_fd(w, node, pfd, false);
-
-	pthread_mutex_lock(&w->lock);
-	if (fd >= 0) {
-		node->reading = false;
-		if (node->pending > 0 && w->cached_fds < w->fd_budget) {
-			node->cached = true;
-			w->cached_fds++;
-		}
-		release_fd_locked(w, node);
-	}
-	pthread_mutex_unlock(&w->lock);
+	release_fd_locked(w, node);
 }
 
-/* Takes the next node, waiting while others may still push some.  NULL at the end. */
-static struct dir_node *pop_node(struct walk *w)
+/*
+ * Parks node (off the stack, descriptor and listing position kept) when it
+ * has too many untaken children and the descriptor budget allows, or, when
+ * the walk is stopping, while any are left (so that it is left after them).
+ * Returns true if parked: its reading goes on when it is popped again, on
+ * whichever thread.  Lock held.
+ */
+static bool park_locked(struct walk *w, struct dir_node *node, bool stopping)
 {
+	if (stopping ? node->pending == 0
+		     : node->pending < PARK_PENDING || w->cached_fds >= w->fd_budget)
+		return false;
+	node->parked = true;
+	if (!node->cached) {
+		node->cached = true;
+		w->cached_fds++;
+	}
+	return true;
+}
+
+/*
+ * Pushes the subdirectories found in a batch and parks node if it should.
+ * Returns true if it parked.
+ */
+static bool end_batch(struct walker *t, struct dir_node *node, bool stopping)
+{
+	struct walk *w = t->walk;
+	pthread_mutex_lock(&w->lock);
+	push_born_locked(t, node);
+	bool parked = park_locked(w, node, stopping);
+	pthread_mutex_unlock(&w->lock);
+	return parked;
+}
+
+/*
+ * Reads (on from where it parked) one directory: reports its entries and
+ * pushes its subdirectories.  pfd: as for open_node().  Returns false if it
+ * parked before the end, true when its reading is over (its descriptor is
+ * then still open, for the caller to end).
+ */
+static bool read_node(struct walker *t, struct dir_node *node, int pfd)
+{
+	struct walk *w = t->walk;
+	int fd = node->fd; /* open if it parked */
+	if (fd < 0 && (fd = open_node(w, node, pfd)) < 0) {
+		node_error(t, node, errno, "open dir");
+		return true;
+	}
+	if (path_reserve(t, node->path_len + 2) < 0) {
+		node_error(t, node, ENOMEM, "walk");
+		return true;
+	}
+	memcpy(t->path, node->path, node->path_len);
+	size_t base = node->path_len;
+	if (base == 0 || t->path[base - 1] != '/')
+		t->path[base++] = '/';
+
+	const char *const *exclude = w->opts->exclude;
+	for (;;) {
+		if (walk_stopping(w)) {
+			if (end_batch(t, node, true))
+				return false;
+			node_error(t, node, ECANCELED, "stopped");
+			return true;
+		}
+		long n = syscall(SYS_getdents64, fd, t->dents, GETDENTS_BUF);
+		if (n <= 0) {
+			if (n < 0)
+				node_error(t, node, errno, "read dir");
+			return true;
+		}
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(t->dents + off);
+			off += d->d_reclen;
+			const char *name = d->d_name;
+			if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+				continue;
+			size_t nlen = strlen(name);
+			if (path_reserve(t, base + nlen) < 0) {
+				node_error(t, node, ENOMEM, "walk");
+				return true;
+			}
+			memcpy(t->path + base, name, nlen + 1);
+			if (exclude && excluded(w->opts, t->path, node->root_len, name))
+				continue;
+			visit_entry(t, node, fd, name, base + nlen, base, d->d_type);
+		}
+		if (end_batch(t, node, false))
+			return false;
+	}
+}
+
+/*
+ * Takes the next node, waiting while others may still push some, and pins
+ * its parent's descriptor into t->pinned_fd (-1 if none) for opening it.
+ * NULL at the end.
+ */
+static struct dir_node *pop_node(struct walker *t)
+{
+	struct walk *w = t->walk;
 	pthread_mutex_lock(&w->lock);
 	while (!w->stack && w->active > 0 && !walk_stopping(w))
 		pthread_cond_wait(&w->wake, &w->lock);
 	struct dir_node *node = NULL;
+	t->pinned_fd = -1;
 	if (w->stack && !walk_stopping(w)) {
 		node = w->stack;
 		w->stack = node->next;
 		w->active++;
+		if (node->fd < 0 && node->parent && node->parent->fd >= 0) {
+			t->pinned_fd = node->parent->fd;
+			node->parent->pins++;
+		}
 	} else {
 		pthread_cond_broadcast(&w->wake); /* the end: wake the others */
 	}
@@ -547,36 +682,73 @@ static struct dir_node *pop_node(struct walk *w)
 	return node;
 }
 
-/* Marks the end of one node's processing. */
-static void node_done(struct walk *w, struct dir_node *node)
+/* Reads the nodes of the stack until the walk ends. */
+static void walk_loop(struct walker *t)
 {
-	pthread_mutex_lock(&w->lock);
-	w->active--;
-	if (w->active == 0 && (!w->stack || walk_stopping(w)))
-		pthread_cond_broadcast(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	node_unref(node);
+	struct walk *w = t->walk;
+	struct dir_node *node;
+	while ((node = pop_node(t))) {
+		bool finished = read_node(t, node, t->pinned_fd);
+		pthread_mutex_lock(&w->lock);
+		if (finished) {
+			push_born_locked(t, node); /* what a failed batch had found */
+			end_reading_locked(w, node);
+		}
+		w->active--;
+		if (w->active == 0 && (!w->stack || walk_stopping(w)))
+			pthread_cond_broadcast(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+		if (finished)
+			node_unref(t, node);
+	}
 }
 
-/* A walker thread's main loop. */
+/* A walker thread's main function. */
 static void *walker_main(void *arg)
 {
 	struct walker *t = arg;
 	struct walk *w = t->walk;
 	if (w->opts->thread_start)
 		t->ctx = w->opts->thread_start(w->opts->arg);
-	struct dir_node *node;
-	while ((node = pop_node(w)))
-		read_node(t, node), node_done(w, node);
+	walk_loop(t);
 	if (w->opts->thread_end)
 		w->opts->thread_end(t->ctx, w->opts->arg);
 	return NULL;
 }
 
 /*
- * Stats a root and reports it, or pushes it when it is a directory.  A root
- * that is a symlink is followed when its target exists.  Runs on walker 0
- * before the other threads start.
+ * After a stop, once the other threads are gone: ends every directory still
+ * on the stack or parked, so that each entered directory is left once.
+ */
+static void drain_stopped(struct walker *t)
+{
+	struct walk *w = t->walk;
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		struct dir_node *node = w->stack;
+		if (!node) {
+			pthread_mutex_unlock(&w->lock);
+			return;
+		}
+		w->stack = node->next;
+		bool opened = node->fd >= 0; /* a parked node, resumed by the drain */
+		if (!opened && node->parent)
+			child_taken_locked(w, node->parent);
+		pthread_mutex_unlock(&w->lock);
+		node_error(t, node, ECANCELED, "stopped");
+		if (opened) {
+			pthread_mutex_lock(&w->lock);
+			end_reading_locked(w, node);
+			pthread_mutex_unlock(&w->lock);
+		}
+		node_unref(t, node);
+	}
+}
+
+/*
+ * Stats a root and reports it; pushes it when it is a directory to enter.  A
+ * root that is a symlink is followed when its target exists.  Runs on walker
+ * 0 before the other threads start.
  */
 static void start_root(struct walker *t, const char *root, size_t index)
 {
@@ -589,60 +761,52 @@ static void start_root(struct walker *t, const char *root, size_t index)
 		.path = root, .path_len = len, .name_off = name_off, .root_index = index,
 		.at_fd = AT_FDCWD, .at_name = root,
 	};
-	if (statx(AT_FDCWD, root, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_WANT, &stx) < 0) {
+	if (statx(AT_FDCWD, root, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_FULL, &stx) < 0) {
 		e.error = errno;
 		e.error_op = "stat";
-		report(t, &e);
+		deliver(t, &e);
 		return;
 	}
-	e.stx = &stx;
+	e.d_type = IFTODT(stx.stx_mode);
 	if (S_ISLNK(stx.stx_mode)) {
-		if (w->opts->read_links && !(e.link_target = read_link(t, AT_FDCWD, root))) {
+		if ((w->opts->flags & FIDX_WALK_READ_LINKS) &&
+		    !(e.link_target = read_link(t, AT_FDCWD, root))) {
 			e.error = errno;
 			e.error_op = "readlink";
 		}
 		struct statx target;
-		if (statx(AT_FDCWD, root, AT_NO_AUTOMOUNT, STATX_WANT, &target) == 0) {
+		if (statx(AT_FDCWD, root, AT_NO_AUTOMOUNT, STATX_FULL, &target) == 0) {
 			stx = target;
 			e.followed = true;
+			e.d_type = IFTODT(stx.stx_mode);
 		}
 	}
-	if (!S_ISDIR(stx.stx_mode) || e.error) {
-		report(t, &e);
+	if (w->opts->flags & FIDX_WALK_STAT)
+		e.stx = &stx;
+	e.descend = e.d_type == DT_DIR;
+	if (deliver(t, &e) == FIDX_WALK_SKIP || !e.descend)
 		return;
-	}
-	e.d_type = DT_DIR;
-	push_dir(t, NULL, &e);
-}
-
-unsigned long fidx_raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 64;
-	if (rl.rlim_cur < rl.rlim_max) {
-		struct rlimit up = {rl.rlim_max, rl.rlim_max};
-		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
-			rl.rlim_cur = rl.rlim_max;
-	}
-	return rl.rlim_cur;
+	push_dir(t, NULL, &e, &stx);
 }
 
 int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_opts *opts)
 {
-	unsigned n = opts->threads ? opts->threads : 1;
+	if (!opts->entry) {
+		errno = EINVAL;
+		return -1;
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = opts->threads ? opts->threads : cpus > 0 ? (unsigned)cpus : 1;
 	struct walk w = {.opts = opts};
 	/*
 	 * Leave room for what the caller and every thread may hold at once (its
 	 * listing, a pinned parent, a long-path open, a hashed file), then cache
 	 * parent descriptors in half of what remains.
 	 */
-	rlim_t limit = fidx_raise_nofile();
-	rlim_t reserve = 32 + 4 * (rlim_t)n;
-	rlim_t budget = limit > reserve ? (limit - reserve) / 2 : 0;
+	unsigned long limit = fidx_raise_nofile();
+	unsigned long reserve = 32 + 4 * (unsigned long)n;
+	unsigned long budget = limit > reserve ? (limit - reserve) / 2 : 0;
 	w.fd_budget = budget > 4096 ? 4096 : (unsigned)budget;
-	pthread_mutex_init(&w.lock, NULL);
-	pthread_cond_init(&w.wake, NULL);
 
 	struct walker *ts = calloc(n, sizeof(*ts));
 	pthread_t *tids = calloc(n, sizeof(*tids));
@@ -656,37 +820,39 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 		if (!ts[i].dents || !ts[i].link)
 			goto out;
 	}
+	/* Adaptive: the lock is held for a few instructions, so spin a little before sleeping. */
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&w.lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	pthread_cond_init(&w.wake, NULL);
 
 	/* Thread 0 is this thread: it reports the roots, then walks with the others. */
 	if (opts->thread_start)
 		ts[0].ctx = opts->thread_start(opts->arg);
 	for (size_t r = 0; r < nroots && !walk_stopping(&w); r++)
 		start_root(&ts[0], roots[r], r);
+	pthread_mutex_lock(&w.lock);
+	push_born_locked(&ts[0], NULL);
+	pthread_mutex_unlock(&w.lock);
 	unsigned started = 1;
 	for (; started < n; started++) {
 		if (pthread_create(&tids[started], NULL, walker_main, &ts[started]) != 0)
 			break; /* fewer threads: the walk still completes */
 	}
-	struct dir_node *node;
-	while ((node = pop_node(&w)))
-		read_node(&ts[0], node), node_done(&w, node);
-	if (opts->thread_end)
-		opts->thread_end(ts[0].ctx, opts->arg);
+	walk_loop(&ts[0]);
 	for (unsigned i = 1; i < started; i++)
 		pthread_join(tids[i], NULL);
-
-	/* Nodes left by a stopped walk. */
-	while (w.stack) {
-		node = w.stack;
-		w.stack = node->next;
-		if (node->parent) {
-			node->parent->pending--;
-			release_fd_locked(&w, node->parent);
-		}
-		node_unref(node);
-	}
+	drain_stopped(&ts[0]);
+	if (opts->thread_end)
+		opts->thread_end(ts[0].ctx, opts->arg);
 	ret = w.stopped ? 1 : 0;
+	pthread_cond_destroy(&w.wake);
+	pthread_mutex_destroy(&w.lock);
 out:
+	if (ret < 0)
+		errno = ENOMEM;
 	if (ts) {
 		for (unsigned i = 0; i < n; i++) {
 			free(ts[i].dents);
@@ -696,7 +862,5 @@ out:
 	}
 	free(ts);
 	free(tids);
-	pthread_cond_destroy(&w.wake);
-	pthread_mutex_destroy(&w.lock);
 	return ret;
 }

@@ -11,7 +11,9 @@ versions, from the libraries in use), --help (every option named), two roots
 --xdev with a tmpfs mounted inside the tree, how a root is made absolute
 ('//', '/./' and a trailing '/' collapsed, the folders above the last
 component resolved, so '..' is), a root that is a
-symlink to a directory (followed, like find -H), and a root that is a file.
+symlink to a directory (followed, like find -H), a root that is a file, and
+--no-stat (paths, names, types and link targets as the truth has them, every
+metadata column and digest NULL; refused with a --hash other than none).
 """
 
 import os
@@ -25,7 +27,7 @@ import lib
 from lib import Checker, Truth, compare, run_fidx, truth, write
 
 HELP_OPTIONS = ["-o", "--db", "--hash", "-j", "--jobs", "--xdev", "--exclude", "--follow",
-		"-q", "--quiet", "--progress", "--errors", "-i", "--help", "--version"]
+		"--no-stat", "-q", "--quiet", "--progress", "--errors", "-i", "--help", "--version"]
 
 
 def build(top):
@@ -252,6 +254,33 @@ def check_roots_forms(chk, top, root):
 			       ["md5", "sha512"]))
 
 
+def check_no_stat(chk, top, root):
+	"""--no-stat: the listing's names and types, no metadata, no digests."""
+	db = top + b"/nostat.db"
+	os.symlink(b"top.c", root + b"/link-to-top")
+	os.mkfifo(root + b"/fifo")
+	res = run_fidx("scan", "-q", "--no-stat", "-o", db, root)
+	chk.ok("--no-stat: exit 0", res.rc == 0, repr(res))
+	want = truth(root)
+	for r in want.values():
+		for c in lib.META + ["btime_ns"] + lib.DIGESTS:
+			r[c] = None
+	got, dups = lib.db_rows(db, 1)
+	compare(chk, "--no-stat", got, dups, want)
+	rows = lib.scan_rows(db)
+	chk.ok("--no-stat: the scan row says stat false and hash none",
+	       rows and '"stat":false' in rows[0]["options"] and '"hash":"none"' in rows[0]["options"],
+	       repr(rows))
+	res = run_fidx("scan", "-q", "--no-stat", "--hash", "none", "-o", top + b"/nostat2.db", root)
+	chk.ok("--no-stat --hash none: exit 0", res.rc == 0, repr(res))
+	bad = top + b"/nostat-bad.db"
+	res = run_fidx("scan", "--no-stat", "--hash", "md5", "-o", bad, root)
+	lib.check_fatal(chk, "--no-stat --hash md5", res, mention=b"--no-stat")
+	chk.ok("--no-stat --hash md5: no database created", not os.path.exists(bad), "it exists")
+	os.unlink(root + b"/link-to-top")
+	os.unlink(root + b"/fifo")
+
+
 def check_low_fd_limit(chk, top):
 	"""An open file limit of 64 and -j 64: fewer jobs, a warning, and no EMFILE anywhere."""
 	wide = top + b"/wide"
@@ -286,6 +315,7 @@ def main():
 				("roots and appending", check_roots_and_append, (chk, top, root)),
 				("--xdev", check_xdev, (chk, td, top)),
 				("forms of a root", check_roots_forms, (chk, top, root)),
+				("--no-stat", check_no_stat, (chk, top, root)),
 				("open file limit", check_low_fd_limit, (chk, top))):
 			with chk.guard(name):
 				fn(*args)
