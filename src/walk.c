@@ -57,6 +57,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fdutil.h"
@@ -70,9 +71,12 @@
 struct dir_node {
 	struct dir_node *parent;  /* reference held; NULL for a root */
 	atomic_uint refs;         /* 1 for its own reading + 1 per child node */
-	char *path;               /* full path; owned */
-	size_t path_len;          /* strlen(path) */
-	size_t name_off;          /* offset of the last component in path */
+	uint64_t id;              /* unique in the walk, for struct pathbuf */
+	char *seg;                /* what it adds to its parent's path (a root: all of it),
+				     owned; only this, so nodes stay small however deep */
+	size_t seg_off;           /* offset of seg in its full path */
+	size_t path_len;          /* length of its full path */
+	size_t name_off;          /* offset of its name in its full path */
 	size_t root_index;        /* index of its root */
 	size_t root_len;          /* length of its root's path, for exclude patterns */
 	size_t depth;             /* 0 for a root */
@@ -102,7 +106,22 @@ struct walk {
 	unsigned active;          /* threads reading a node */
 	unsigned cached_fds;      /* parent and parked descriptors kept open */
 	unsigned fd_budget;       /* at most this many cached */
+	atomic_uint_fast64_t next_id; /* for dir_node.id */
 	bool stopped;             /* a callback said stop, or cancel was seen */
+};
+
+/*
+ * A path buffer that knows whose path it holds: ids[d] is the node whose
+ * segment is in place at depth d, for d < valid.  Building a node's path
+ * writes only the segments below the deepest ancestor already in place, so
+ * a thread going down a tree appends one name per directory.
+ */
+struct pathbuf {
+	char *s;                  /* the path; NUL-terminated by node_path() */
+	size_t cap;               /* bytes allocated for s */
+	uint64_t *ids;            /* node id in place at each depth */
+	size_t ids_cap;           /* entries allocated for ids */
+	size_t valid;             /* ids[0 .. valid - 1] are in place */
 };
 
 /* One walker thread's buffers. */
@@ -110,8 +129,10 @@ struct walker {
 	struct walk *walk;
 	void *ctx;                /* the caller's per-thread context */
 	char *dents;              /* getdents64 buffer */
-	char *path;               /* path of the entry being built */
-	size_t path_cap;          /* bytes allocated for path */
+	struct pathbuf path;      /* the directory being read, then each entry's name */
+	struct pathbuf npath;     /* a directory's path for leave() and error() */
+	int up_fd;                /* a directory opened by open_parent_long(), or -1 */
+	uint64_t up_id;           /* the id of its node, or 0 */
 	char *link;               /* readlink buffer, PATH_MAX + 1 */
 	struct dir_node *born;    /* nodes made from the current batch, newest first */
 	struct dir_node *born_last; /* the oldest of them */
@@ -126,6 +147,54 @@ struct linux_dirent64 {
 	unsigned char d_type;
 	char d_name[];
 };
+
+/* Makes room for len + 1 bytes in pb.  Returns 0, or -1 on ENOMEM. */
+static int path_reserve(struct pathbuf *pb, size_t len)
+{
+	if (len + 1 <= pb->cap)
+		return 0;
+	size_t cap = pb->cap ? pb->cap : 4096;
+	while (cap < len + 1)
+		cap *= 2;
+	char *p = realloc(pb->s, cap);
+	if (!p)
+		return -1;
+	pb->s = p;
+	pb->cap = cap;
+	return 0;
+}
+
+/*
+ * Writes node's full path into pb, NUL-terminated, with room for one more
+ * byte.  Returns pb->s, or NULL on ENOMEM.  Costs the segments below the
+ * deepest ancestor whose path is in place already.
+ */
+static char *node_path(struct pathbuf *pb, const struct dir_node *node)
+{
+	if (path_reserve(pb, node->path_len + 1) < 0)
+		return NULL;
+	if (node->depth >= pb->ids_cap) {
+		size_t cap = pb->ids_cap ? 2 * pb->ids_cap : 64;
+		while (cap <= node->depth)
+			cap *= 2;
+		uint64_t *ids = realloc(pb->ids, cap * sizeof(*ids));
+		if (!ids)
+			return NULL;
+		pb->ids = ids;
+		pb->ids_cap = cap;
+	}
+	for (const struct dir_node *n = node; n; n = n->parent) {
+		if (n->depth < pb->valid && pb->ids[n->depth] == n->id)
+			break;
+		memcpy(pb->s + n->seg_off, n->seg, n->path_len - n->seg_off);
+		if (n->parent && n->seg_off > n->parent->path_len)
+			pb->s[n->parent->path_len] = '/';
+		pb->ids[n->depth] = n->id;
+	}
+	pb->valid = node->depth + 1;
+	pb->s[node->path_len] = '\0';
+	return pb->s;
+}
 
 /* Returns true when the walk should end early. */
 static bool walk_stopping(struct walk *w)
@@ -236,34 +305,73 @@ static void unpin_parent_fd(struct walk *w, struct dir_node *node, int pfd)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Fills e with what the walk knows of the directory node. */
-static void node_entry(const struct walk *w, const struct dir_node *node,
-		       struct fidx_walk_entry *e)
+/*
+ * Opens (O_PATH) node's parent, past PATH_MAX and with its descriptor closed,
+ * so that a callback about node gets a working (at_fd, at_name).  leave()
+ * climbs a deep chain one level at a time, so the parent is first sought as
+ * ".." of the directory opened for the call before, when that was node
+ * itself (and checked against the parent's inode when it was stat'ed); else
+ * it is opened piece by piece from its path.  The walker keeps the
+ * descriptor for the next call.  Returns it, or -1.
+ */
+static int open_parent_long(struct walker *t, struct dir_node *node)
 {
-	*e = (struct fidx_walk_entry){
-		.path = node->path, .path_len = node->path_len, .name_off = node->name_off,
-		.root_index = node->root_index, .depth = node->depth, .at_fd = AT_FDCWD,
-		.at_name = node->path, .d_type = node->d_type,
-		.stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
-		.followed = node->followed, .link_target = node->link_target,
-		.error = node->error, .error_op = node->error_op,
-	};
+	struct dir_node *parent = node->parent;
+	if (t->up_fd >= 0 && t->up_id == parent->id)
+		return t->up_fd;
+	int fd = -1;
+	if (t->up_fd >= 0 && t->up_id == node->id) {
+		fd = openat(t->up_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && parent->stx.stx_ino &&
+		    (fstat(fd, &st) < 0 || st.st_ino != parent->stx.stx_ino ||
+		     major(st.st_dev) != parent->stx.stx_dev_major ||
+		     minor(st.st_dev) != parent->stx.stx_dev_minor)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	const char *path;
+	if (fd < 0 && (path = node_path(&t->npath, parent)))
+		fd = fidx_open_long(path, O_PATH | O_DIRECTORY);
+	if (t->up_fd >= 0)
+		close(t->up_fd);
+	t->up_fd = fd;
+	t->up_id = fd >= 0 ? parent->id : 0;
+	return fd;
 }
 
 /*
- * Calls fn (leave, or the error callback) with node's entry, named relative
- * to its parent's descriptor when that is open.
+ * Calls fn (leave, or the error callback) with node's entry.  The entry is
+ * named for *at() calls relative to its parent's descriptor: the open one
+ * if there is, else, past PATH_MAX, open_parent_long()'s.
  */
 static void call_with_node(struct walker *t, struct dir_node *node,
 			   void (*fn)(struct walker *t, const struct fidx_walk_entry *e))
 {
 	struct walk *w = t->walk;
-	struct fidx_walk_entry e;
-	node_entry(w, node, &e);
-	int pfd = pin_parent_fd(w, node);
-	if (pfd >= 0) {
-		e.at_fd = pfd;
-		e.at_name = node->path + node->name_off;
+	struct fidx_walk_entry e = {
+		.path_len = node->path_len, .name_off = node->name_off,
+		.root_index = node->root_index, .depth = node->depth, .at_fd = AT_FDCWD,
+		.d_type = node->d_type, .stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
+		.followed = node->followed, .descend = true, .link_target = node->link_target,
+		.error = node->error, .error_op = node->error_op,
+	};
+	int pfd = pin_parent_fd(w, node), up_fd = -1;
+	if (pfd < 0 && node->parent && node->path_len >= PATH_MAX)
+		up_fd = open_parent_long(t, node);
+	e.path = node_path(&t->npath, node);
+	if (!e.path) { /* no memory for the path: name the directory at least */
+		e.path = node->seg;
+		e.path_len = strlen(node->seg);
+		e.name_off = 0;
+		e.error = ENOMEM;
+		e.error_op = "walk";
+	}
+	e.at_name = e.path;
+	if (pfd >= 0 || up_fd >= 0) {
+		e.at_fd = pfd >= 0 ? pfd : up_fd;
+		e.at_name = e.path + node->name_off;
 	}
 	fn(t, &e);
 	unpin_parent_fd(w, node, pfd);
@@ -298,7 +406,7 @@ static void node_unref(struct walker *t, struct dir_node *node)
 		struct dir_node *parent = node->parent;
 		if (t->walk->opts->leave)
 			call_with_node(t, node, call_leave);
-		free(node->path);
+		free(node->seg);
 		free(node->link_target);
 		free(node);
 		node = parent;
@@ -317,22 +425,6 @@ static bool excluded(const struct fidx_walk_opts *opts, const char *path, size_t
 			return true;
 	}
 	return false;
-}
-
-/* Makes room for len + 1 bytes in the walker's path buffer.  Returns 0 or -1. */
-static int path_reserve(struct walker *t, size_t len)
-{
-	if (len + 1 <= t->path_cap)
-		return 0;
-	size_t cap = t->path_cap ? t->path_cap : 4096;
-	while (cap < len + 1)
-		cap *= 2;
-	char *p = realloc(t->path, cap);
-	if (!p)
-		return -1;
-	t->path = p;
-	t->path_cap = cap;
-	return 0;
 }
 
 /*
@@ -369,19 +461,20 @@ static bool is_ancestor(const struct dir_node *node, const struct statx *stx)
  * follow nor xdev needs it), taking a reference on parent.  Returns NULL on
  * ENOMEM.
  */
-static struct dir_node *node_new(struct dir_node *parent, const struct fidx_walk_entry *e,
-				 const struct statx *stx)
+static struct dir_node *node_new(struct walk *w, struct dir_node *parent,
+				 const struct fidx_walk_entry *e, const struct statx *stx)
 {
 	struct dir_node *node = calloc(1, sizeof(*node));
 	if (!node)
 		return NULL;
-	node->path = malloc(e->path_len + 1);
-	if (!node->path || (e->link_target && !(node->link_target = strdup(e->link_target)))) {
-		free(node->path);
+	node->seg_off = parent ? e->name_off : 0;
+	node->seg = strdup(e->path + node->seg_off);
+	if (!node->seg || (e->link_target && !(node->link_target = strdup(e->link_target)))) {
+		free(node->seg);
 		free(node);
 		return NULL;
 	}
-	memcpy(node->path, e->path, e->path_len + 1);
+	node->id = atomic_fetch_add_explicit(&w->next_id, 1, memory_order_relaxed) + 1;
 	node->path_len = e->path_len;
 	node->name_off = e->name_off;
 	if (stx)
@@ -415,11 +508,10 @@ static void push_dir(struct walker *t, struct dir_node *parent, struct fidx_walk
 		     const struct statx *stx)
 {
 	struct walk *w = t->walk;
-	struct dir_node *node = node_new(parent, e, stx);
+	struct dir_node *node = node_new(w, parent, e, stx);
 	if (!node) {
 		e->error = ENOMEM;
 		e->error_op = "walk";
-		e->descend = false;
 		report_error(t, e);
 		if (w->opts->leave)
 			w->opts->leave(e, t->ctx);
@@ -455,7 +547,7 @@ static void push_born_locked(struct walker *t, struct dir_node *parent)
 
 /*
  * Handles one entry of a listing: stats it if needed, reports it, and pushes
- * a node for a directory to enter.  t->path holds its full path.
+ * a node for a directory to enter.  t->path.s holds its full path.
  */
 static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const char *name,
 			size_t path_len, size_t name_off, unsigned char d_type)
@@ -465,7 +557,7 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 	bool follow = flags & FIDX_WALK_FOLLOW;
 	struct statx stx;
 	struct fidx_walk_entry e = {
-		.path = t->path, .path_len = path_len, .name_off = name_off,
+		.path = t->path.s, .path_len = path_len, .name_off = name_off,
 		.root_index = dir->root_index, .depth = dir->depth + 1,
 		.at_fd = dfd, .at_name = name, .d_type = d_type,
 	};
@@ -513,17 +605,17 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 }
 
 /*
- * Opens node's directory, relative to pfd (its parent's descriptor, pinned
- * by pop_node()) when that is not -1, else by path.  Then unpins pfd and
- * counts the node as taken from its parent.  Returns the descriptor, or -1
- * with errno set.
+ * Opens node's directory (whose full path is path), relative to pfd (its
+ * parent's descriptor, pinned by pop_node()) when that is not -1, else by
+ * path.  Then unpins pfd and counts the node as taken from its parent.
+ * Returns the descriptor, or -1 with errno set.
  */
-static int open_node(struct walk *w, struct dir_node *node, int pfd)
+static int open_node(struct walk *w, struct dir_node *node, const char *path, int pfd)
 {
 	int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC;
 	if (!node->followed)
 		flags |= O_NOFOLLOW;
-	const char *name = pfd >= 0 ? node->path + node->name_off : node->path;
+	const char *name = pfd >= 0 ? path + node->name_off : path;
 	/* O_NOATIME: a walk must not change access times (it needs ownership or CAP_FOWNER). */
 	int fd = pfd >= 0 ? openat(pfd, name, flags | O_NOATIME)
 			  : fidx_open_long(name, flags | O_NOATIME);
@@ -605,19 +697,26 @@ static bool end_batch(struct walker *t, struct dir_node *node, bool stopping)
 static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 {
 	struct walk *w = t->walk;
+	char *path = node_path(&t->path, node);
 	int fd = node->fd; /* open if it parked */
-	if (fd < 0 && (fd = open_node(w, node, pfd)) < 0) {
-		node_error(t, node, errno, "open dir");
-		return true;
-	}
-	if (path_reserve(t, node->path_len + 2) < 0) {
+	if (!path) {
+		if (fd < 0 && node->parent) { /* not opened, but taken all the same */
+			pthread_mutex_lock(&w->lock);
+			if (pfd >= 0)
+				node->parent->pins--;
+			child_taken_locked(w, node->parent);
+			pthread_mutex_unlock(&w->lock);
+		}
 		node_error(t, node, ENOMEM, "walk");
 		return true;
 	}
-	memcpy(t->path, node->path, node->path_len);
+	if (fd < 0 && (fd = open_node(w, node, path, pfd)) < 0) {
+		node_error(t, node, errno, "open dir");
+		return true;
+	}
 	size_t base = node->path_len;
-	if (base == 0 || t->path[base - 1] != '/')
-		t->path[base++] = '/';
+	if (base == 0 || path[base - 1] != '/')
+		path[base++] = '/';
 
 	const char *const *exclude = w->opts->exclude;
 	for (;;) {
@@ -633,19 +732,19 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 				node_error(t, node, errno, "read dir");
 			return true;
 		}
-		for (long off = 0; off < n;) {
+		for (long off = 0; off < n && !__atomic_load_n(&w->stopped, __ATOMIC_RELAXED);) {
 			struct linux_dirent64 *d = (struct linux_dirent64 *)(t->dents + off);
 			off += d->d_reclen;
 			const char *name = d->d_name;
 			if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
 				continue;
 			size_t nlen = strlen(name);
-			if (path_reserve(t, base + nlen) < 0) {
+			if (path_reserve(&t->path, base + nlen) < 0) {
 				node_error(t, node, ENOMEM, "walk");
 				return true;
 			}
-			memcpy(t->path + base, name, nlen + 1);
-			if (exclude && excluded(w->opts, t->path, node->root_len, name))
+			memcpy(t->path.s + base, name, nlen + 1);
+			if (exclude && excluded(w->opts, t->path.s, node->root_len, name))
 				continue;
 			visit_entry(t, node, fd, name, base + nlen, base, d->d_type);
 		}
@@ -815,6 +914,7 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 		goto out;
 	for (unsigned i = 0; i < n; i++) {
 		ts[i].walk = &w;
+		ts[i].up_fd = -1;
 		ts[i].dents = malloc(GETDENTS_BUF);
 		ts[i].link = malloc(PATH_MAX + 1);
 		if (!ts[i].dents || !ts[i].link)
@@ -856,7 +956,12 @@ out:
 	if (ts) {
 		for (unsigned i = 0; i < n; i++) {
 			free(ts[i].dents);
-			free(ts[i].path);
+			if (ts[i].up_fd >= 0)
+				close(ts[i].up_fd);
+			free(ts[i].path.s);
+			free(ts[i].path.ids);
+			free(ts[i].npath.s);
+			free(ts[i].npath.ids);
 			free(ts[i].link);
 		}
 	}

@@ -89,6 +89,10 @@
 #define DEEP_LEVELS 10000                 /* levels of the deep chain */
 #define WIDE_SUBDIRS (200000 / SCALE)     /* subdirectories of the wide directory */
 #define WIDE_RSS_BOUND_KIB (16 * 1024)    /* peak RSS growth allowed walking them */
+#define LONG_LEVELS 2000                  /* levels of the chain of long names */
+#define LONG_NAME 200                     /* bytes per name: paths of ~400 KB */
+#define LONG_RSS_BOUND_KIB (32 * 1024)    /* peak RSS growth allowed walking it (a node
+					     holding its full path would need ~400 MB) */
 
 #define SKIP_STATUS 77 /* a child's exit status: the test cannot run here */
 
@@ -601,13 +605,8 @@ static const char *entry_fault(const struct rec *r, const struct fidx_walk_entry
 	if (!e->at_name || (e->at_fd == AT_FDCWD ? strcmp(e->at_name, e->path)
 						 : strcmp(e->at_name, e->path + e->name_off)))
 		return "at_name is neither the path (at AT_FDCWD) nor the name";
-	/*
-	 * leave() names a directory by its full path (at AT_FDCWD) when its
-	 * parent's descriptor is closed: beyond PATH_MAX no *at() call takes
-	 * that, so such a leave is not stat'ed here.
-	 */
-	bool reachable = kind == EV_ENTRY || e->at_fd != AT_FDCWD || e->path_len < PATH_MAX;
-	if (r->check_at && !e->error && reachable) {
+	/* leave() too: past PATH_MAX with the parent's descriptor closed, the walk opens one. */
+	if (r->check_at && !e->error) {
 		struct stat st;
 		if (fstatat(e->at_fd, e->at_name, &st, e->followed ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
 			return "(at_fd, at_name) cannot be stat'ed";
@@ -906,7 +905,7 @@ static void check_log(struct rec *r, struct wants *ws, bool partial)
 		CHECK_MSG(i != NONE, "%s: left, never reported", p);
 		const struct event *en = &ev[i];
 		const struct want *x = &ws->w[find(&W, ws->w, true, e->path, e->path_len)];
-		CHECK_MSG(e->d_type == DT_DIR && e->depth == en->depth &&
+		CHECK_MSG(e->d_type == DT_DIR && e->descend && e->depth == en->depth &&
 				  e->root_index == en->root_index && e->followed == en->followed &&
 				  e->name_off == en->name_off && same_str(e->link, en->link),
 			  "%s: leave() differs from entry()", p);
@@ -1808,15 +1807,15 @@ static bool set_bit(_Atomic uint64_t *map, size_t i)
 
 /*
  * The entry's number, if it is one of f's entries as f wants it reported
- * (descend is checked on entry() only); else SIZE_MAX.
+ * (leave() says descend too); else SIZE_MAX.
  */
-static size_t flat_entry_index(struct flat *f, const struct fidx_walk_entry *e, bool leaving)
+static size_t flat_entry_index(struct flat *f, const struct fidx_walk_entry *e)
 {
 	if (e->depth != 1 || e->error || e->d_type != f->type || e->root_index != 0 ||
 	    e->path_len != f->root_len + 9 || e->name_off != f->root_len + 1 ||
 	    memcmp(e->path, f->root, f->root_len) != 0 || e->path[f->root_len] != '/' ||
 	    !(e->stx != NULL) != !(f->flags & FIDX_WALK_STAT) ||
-	    (!leaving && e->descend != (f->type == DT_DIR)))
+	    e->descend != (f->type == DT_DIR))
 		return SIZE_MAX;
 	return flat_index(f, e->path + e->name_off);
 }
@@ -1829,7 +1828,7 @@ static enum fidx_walk_action flat_entry(const struct fidx_walk_entry *e, void *c
 		atomic_fetch_add(&f->roots, 1);
 		return FIDX_WALK_CONTINUE;
 	}
-	size_t i = flat_entry_index(f, e, false);
+	size_t i = flat_entry_index(f, e);
 	if (i == SIZE_MAX)
 		atomic_fetch_add(&f->bad, 1);
 	else if (set_bit(f->seen, i))
@@ -1847,7 +1846,7 @@ static void flat_leave(const struct fidx_walk_entry *e, void *ctx)
 			atomic_fetch_add(&f->bad, 1);
 		return;
 	}
-	size_t i = flat_entry_index(f, e, true);
+	size_t i = flat_entry_index(f, e);
 	if (i == SIZE_MAX || !(atomic_load(&f->seen[i / 64]) & (1ull << (i % 64))))
 		atomic_fetch_add(&f->bad, 1);
 	else if (set_bit(f->left, i))
@@ -1960,7 +1959,7 @@ struct deep {
  * The level of e in the chain (dir "d" at level k has depth k; its file "f"
  * has depth k + 1), checking its path byte by byte; SIZE_MAX if wrong.
  */
-static size_t deep_level(const struct deep *d, const struct fidx_walk_entry *e, bool leaving,
+static size_t deep_level(const struct deep *d, const struct fidx_walk_entry *e,
 			 bool *is_file)
 {
 	*is_file = e->depth > 0 && e->path_len >= 2 && strcmp(e->path + e->path_len - 2, "/f") == 0;
@@ -1970,7 +1969,7 @@ static size_t deep_level(const struct deep *d, const struct fidx_walk_entry *e, 
 	    memcmp(e->path, d->root, d->root_len) != 0 ||
 	    memcmp(e->path + d->root_len, d->chain, 2 * level) != 0 ||
 	    (e->depth > 0 && e->name_off != e->path_len - 1) ||
-	    e->d_type != (*is_file ? DT_REG : DT_DIR) || (!leaving && e->descend != !*is_file))
+	    e->d_type != (*is_file ? DT_REG : DT_DIR) || e->descend != !*is_file)
 		return SIZE_MAX;
 	return level;
 }
@@ -1988,7 +1987,7 @@ static enum fidx_walk_action deep_entry(const struct fidx_walk_entry *e, void *c
 {
 	struct deep *d = ctx;
 	bool is_file;
-	size_t level = deep_level(d, e, false, &is_file);
+	size_t level = deep_level(d, e, &is_file);
 	if (level == SIZE_MAX)
 		atomic_fetch_add(&d->bad, 1);
 	else
@@ -2001,7 +2000,7 @@ static void deep_leave(const struct fidx_walk_entry *e, void *ctx)
 {
 	struct deep *d = ctx;
 	bool is_file;
-	size_t level = deep_level(d, e, true, &is_file);
+	size_t level = deep_level(d, e, &is_file);
 	if (level == SIZE_MAX || is_file)
 		atomic_fetch_add(&d->bad, 1);
 	else
@@ -2140,6 +2139,103 @@ static void test_wide_tree_bounded_memory(void **state)
 	CHECK_EQ(status, 0);
 }
 
+/* What the walk of the long chain saw. */
+struct long_chain {
+	size_t root_len;
+	atomic_size_t entries, leaves, bad, errors;
+};
+
+/* Checks the length of e's path against its depth; counts e as bad if wrong. */
+static void long_check(struct long_chain *c, const struct fidx_walk_entry *e)
+{
+	if (e->path_len != c->root_len + e->depth * (LONG_NAME + 1) || strlen(e->path) != e->path_len)
+		atomic_fetch_add(&c->bad, 1);
+}
+
+/* entry() of the long chain. */
+static enum fidx_walk_action long_entry(const struct fidx_walk_entry *e, void *ctx)
+{
+	struct long_chain *c = ctx;
+	long_check(c, e);
+	atomic_fetch_add(&c->entries, 1);
+	return FIDX_WALK_CONTINUE;
+}
+
+/* leave() of the long chain. */
+static void long_leave(const struct fidx_walk_entry *e, void *ctx)
+{
+	struct long_chain *c = ctx;
+	long_check(c, e);
+	atomic_fetch_add(&c->leaves, 1);
+}
+
+/* error() of the long chain: counts it (there should be none). */
+static enum fidx_walk_action long_error(const struct fidx_walk_entry *e, void *ctx)
+{
+	(void)e;
+	atomic_fetch_add(&((struct long_chain *)ctx)->errors, 1);
+	return FIDX_WALK_CONTINUE;
+}
+
+/* Walks the long chain (arg, a tree) with 2 threads and checks its peak RSS growth. */
+static void long_walk(void *arg)
+{
+	struct tree *t = arg;
+	struct long_chain c = {.root_len = strlen(t->base)};
+	malloc_trim(0);
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	bool reset = fd >= 0 && write(fd, "5", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	long before = peak_rss_kib();
+	struct fidx_walk_opts opts = {
+		.threads = 2, .flags = FIDX_WALK_STAT, .entry = long_entry, .leave = long_leave,
+		.error = long_error, .thread_start = flat_thread_start, .arg = &c,
+	};
+	const char *roots[] = {t->base};
+	CHECK_EQ(fidx_walk(roots, 1, &opts), 0);
+	long growth = peak_rss_kib() - before;
+	fprintf(stderr, "[          ] %d levels of %d-byte names: peak RSS grew by %ld KiB%s\n",
+		LONG_LEVELS, LONG_NAME, growth,
+		reset ? "" : " (peak not reset: clear_refs unavailable)");
+	CHECK_EQ(atomic_load(&c.bad), 0);
+	CHECK_EQ(atomic_load(&c.errors), 0);
+	CHECK_EQ(atomic_load(&c.entries), LONG_LEVELS + 1);
+	CHECK_EQ(atomic_load(&c.leaves), LONG_LEVELS + 1);
+#ifndef UNDER_TSAN /* TSan's shadow memory grows with every allocation: no bound there */
+	CHECK_MSG(growth < LONG_RSS_BOUND_KIB, "walking %d levels grew RSS by %ld KiB",
+		  LONG_LEVELS, growth);
+#endif
+}
+
+/*
+ * A chain of LONG_LEVELS directories with LONG_NAME-byte names: memory
+ * grows with the depth, not with depth x path length (a node keeps its own
+ * name, not its path).
+ */
+static void test_deep_long_names_bounded_memory(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_new(&t, big_parent(LONG_LEVELS));
+	char name[LONG_NAME + 1];
+	memset(name, 'n', LONG_NAME);
+	name[LONG_NAME] = '\0';
+	int fd = dup(t.fd);
+	CHECK(fd >= 0);
+	for (size_t l = 0; l < LONG_LEVELS; l++) {
+		CHECK(mkdirat(fd, name, 0755) == 0);
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		CHECK(next >= 0);
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+	int status = run_in_child(long_walk, &t);
+	tree_free(&t);
+	CHECK_EQ(status, 0);
+}
+
 /*
  * Names that are not UTF-8 or hold newlines, tabs, backslashes, leading
  * dashes and spaces, glob characters, 255 bytes: passed byte-exact, as the
@@ -2272,6 +2368,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_descriptor_limit_64, remove_leftovers),
 		cmocka_unit_test_teardown(test_wide_tree_bounded_memory, remove_leftovers),
 		cmocka_unit_test_teardown(test_ten_thousand_levels, remove_leftovers),
+		cmocka_unit_test_teardown(test_deep_long_names_bounded_memory, remove_leftovers),
 		cmocka_unit_test_teardown(test_huge_directory, remove_leftovers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
