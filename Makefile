@@ -130,8 +130,9 @@ bench: deps
 
 bench-walk: deps
 	@scripts/install-deps --bench
-	@$(MAKE) --no-print-directory all build/bench/gen-tree build/bench/walk-nftw build/bench/walk-fts
-	bench/walk
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/walk-nftw \
+		$(BUILD)/bench/walk-fts
+	BUILD=$(BUILD) bench/walk
 
 clean:
 	rm -rf build
