@@ -51,7 +51,8 @@ static const struct option_doc {
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
 	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256)"},
 	{{"jobs", required_argument, NULL, 'j'}, "N",
-	 "walker threads and hash workers (default: usable CPUs)"},
+	 "hash workers (default: usable CPUs); the walk runs 4 threads per job,\n"
+	 "                       at most 32 unless N is larger"},
 	{{"xdev", no_argument, NULL, OPT_XDEV}, NULL,
 	 "stay on each root's filesystem (mount points are recorded, not entered)"},
 	{{"exclude", required_argument, NULL, OPT_EXCLUDE}, "GLOB",

@@ -465,6 +465,13 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 	return ret;
 }
 
+unsigned fidx_scan_walkers(unsigned jobs)
+{
+	if (jobs >= 32)
+		return jobs;
+	return 4 * jobs < 32 ? 4 * jobs : 32;
+}
+
 int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	      const struct fidx_scan_opts *opts, struct fidx_scan_result *result, char **errmsg)
 {
@@ -539,7 +546,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		progress = fidx_progress_start(&s.counters, nhash > 0);
 
 	struct fidx_walk_opts wopts = {
-		.threads = jobs,
+		.threads = fidx_scan_walkers(jobs),
 		.flags = FIDX_WALK_READ_LINKS | (opts->no_stat ? 0 : FIDX_WALK_STAT) |
 			 (opts->follow ? FIDX_WALK_FOLLOW : 0) | (opts->xdev ? FIDX_WALK_XDEV : 0),
 		.exclude = opts->excludes, .entry = on_entry, .leave = on_leave,

@@ -14,19 +14,19 @@
 
 #include "store.h"
 
-#define FIDX_MAX_JOBS 1024 /* most walker threads and hash workers a scan takes */
+#define FIDX_MAX_JOBS 1024 /* most jobs (hash workers) a scan takes */
 
 /*
- * Descriptors a scan may hold per job (a walker's listing, a hash worker's
- * file, and the pieces of a long-path open each) beside a fixed reserve
+ * Descriptors a scan may hold per job (the listings, long-path opens and
+ * parent directories of its walker threads, a hash worker's file) beside a fixed reserve
  * (SQLite's files, stdio, the walk's own): a scan's jobs must fit the limit.
  */
-#define FIDX_FDS_PER_JOB 8
+#define FIDX_FDS_PER_JOB 16
 #define FIDX_FDS_RESERVED 64
 
 struct fidx_scan_opts {
 	unsigned digests;            /* mask of digests to compute (1u << enum fidx_digest) */
-	unsigned jobs;               /* walker threads and hash workers, >= 1 */
+	unsigned jobs;               /* hash workers, >= 1; the walk runs fidx_scan_walkers(jobs) */
 	bool xdev;                   /* stay on each root's filesystem */
 	bool follow;                 /* follow symlinks */
 	bool no_stat;                /* record names and types only: no stat, no digests */
@@ -36,6 +36,12 @@ struct fidx_scan_opts {
 	FILE *error_list;            /* if not NULL, gets "PATH: ERROR" per entry with an error */
 	atomic_bool *cancel;         /* set (by a signal handler) to interrupt the scan */
 };
+
+/*
+ * The walker threads of a scan with jobs jobs: four per job (a walk mostly
+ * waits on the kernel and the disk), at most 32 unless jobs is larger.
+ */
+unsigned fidx_scan_walkers(unsigned jobs);
 
 /* What a scan did, over all its roots. */
 struct fidx_scan_result {

@@ -84,7 +84,7 @@ struct dir_node {
 	struct statx stx;         /* its statx data (the target's, if followed): complete with
 				     FIDX_WALK_STAT, else type/device/inode when the walk needed them */
 	char *link_target;        /* when reached through a symlink and read_links; owned */
-	int error;                /* the error leave() will carry, or 0 */
+	int error;                /* the error leave() will carry, or 0 (walk.lock while read) */
 	const char *error_op;     /* what failed, when error != 0 */
 	unsigned char d_type;     /* DT_DIR */
 	bool followed;            /* reached through a symlink */
@@ -92,7 +92,10 @@ struct dir_node {
 	int fd;                   /* open descriptor, or -1 */
 	unsigned pins;            /* children using fd right now */
 	unsigned pending;         /* child nodes not yet opened */
-	bool reading;             /* its listing is being read, or is parked unfinished */
+	unsigned readers;         /* threads that took it from the stack and still work on it */
+	bool reading;             /* opened and not finished: fd stays open */
+	bool listed;              /* getdents64 came to the end, failed, or the walk stopped */
+	bool queued;              /* on the stack, for a (further) reader */
 	bool cached;              /* fd counts against the cache budget */
 	bool parked;              /* waits, off the stack, for its children to be taken */
 	struct dir_node *next;    /* link in the stack */
@@ -104,6 +107,7 @@ struct walk {
 	pthread_cond_t wake;      /* signalled on push, and when the walk ends */
 	struct dir_node *stack;   /* top of the stack of nodes to read */
 	unsigned active;          /* threads reading a node */
+	unsigned idle;            /* threads waiting for a node */
 	unsigned cached_fds;      /* parent and parked descriptors kept open */
 	unsigned fd_budget;       /* at most this many cached */
 	atomic_uint_fast64_t next_id; /* for dir_node.id */
@@ -129,6 +133,7 @@ struct walker {
 	struct walk *walk;
 	void *ctx;                /* the caller's per-thread context */
 	char *dents;              /* getdents64 buffer */
+	struct linux_dirent64 **order; /* a batch's entries in inode order, GETDENTS_BUF / 24 */
 	struct pathbuf path;      /* the directory being read, then each entry's name */
 	struct pathbuf npath;     /* a directory's path for leave() and error() */
 	int up_fd;                /* a directory opened by open_parent_long(), or -1 */
@@ -147,6 +152,7 @@ struct linux_dirent64 {
 	unsigned char d_type;
 	char d_name[];
 };
+#define MIN_DIRENT 24 /* the smallest record: the header above and a name of 1 byte, aligned */
 
 /* Makes room for len + 1 bytes in pb.  Returns 0, or -1 on ENOMEM. */
 static int path_reserve(struct pathbuf *pb, size_t len)
@@ -270,6 +276,7 @@ static void child_taken_locked(struct walk *w, struct dir_node *parent)
 	if (parent->parked &&
 	    (parent->pending == 0 || (parent->pending <= RESUME_PENDING && !walk_stopping(w)))) {
 		parent->parked = false;
+		parent->queued = true;
 		push_locked(w, parent);
 	}
 	release_fd_locked(w, parent);
@@ -342,11 +349,12 @@ static int open_parent_long(struct walker *t, struct dir_node *node)
 }
 
 /*
- * Calls fn (leave, or the error callback) with node's entry.  The entry is
+ * Calls fn (leave, or the error callback) with node's entry, carrying error
+ * and op.  The entry is
  * named for *at() calls relative to its parent's descriptor: the open one
  * if there is, else, past PATH_MAX, open_parent_long()'s.
  */
-static void call_with_node(struct walker *t, struct dir_node *node,
+static void call_with_node(struct walker *t, struct dir_node *node, int error, const char *op,
 			   void (*fn)(struct walker *t, const struct fidx_walk_entry *e))
 {
 	struct walk *w = t->walk;
@@ -355,7 +363,7 @@ static void call_with_node(struct walker *t, struct dir_node *node,
 		.root_index = node->root_index, .depth = node->depth, .at_fd = AT_FDCWD,
 		.d_type = node->d_type, .stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
 		.followed = node->followed, .descend = true, .link_target = node->link_target,
-		.error = node->error, .error_op = node->error_op,
+		.error = error, .error_op = op,
 	};
 	int pfd = pin_parent_fd(w, node), up_fd = -1;
 	if (pfd < 0 && node->parent && node->path_len >= PATH_MAX)
@@ -386,14 +394,25 @@ static void call_leave(struct walker *t, const struct fidx_walk_entry *e)
 /*
  * Reports an error met reading a directory node to the error callback and
  * keeps it for leave(): it replaces an error about the entry itself (a
- * readlink), since what was not read matters more.  Only the thread reading
- * node calls it.
+ * readlink), since what was not read matters more.
  */
 static void node_error(struct walker *t, struct dir_node *node, int error, const char *op)
 {
+	pthread_mutex_lock(&t->walk->lock);
 	node->error = error;
 	node->error_op = op;
-	call_with_node(t, node, report_error);
+	pthread_mutex_unlock(&t->walk->lock);
+	call_with_node(t, node, error, op, report_error);
+}
+
+/* Marks node "stopped" unless its whole listing was read. */
+static void stop_node(struct walker *t, struct dir_node *node)
+{
+	pthread_mutex_lock(&t->walk->lock);
+	bool listed = node->listed;
+	pthread_mutex_unlock(&t->walk->lock);
+	if (!listed)
+		node_error(t, node, ECANCELED, "stopped");
 }
 
 /*
@@ -404,8 +423,8 @@ static void node_unref(struct walker *t, struct dir_node *node)
 {
 	while (node && atomic_fetch_sub(&node->refs, 1) == 1) {
 		struct dir_node *parent = node->parent;
-		if (t->walk->opts->leave)
-			call_with_node(t, node, call_leave);
+		if (t->walk->opts->leave) /* the last reference: nobody else sees node */
+			call_with_node(t, node, node->error, node->error_op, call_leave);
 		free(node->seg);
 		free(node->link_target);
 		free(node);
@@ -655,50 +674,88 @@ static void end_reading_locked(struct walk *w, struct dir_node *node)
 }
 
 /*
- * Parks node (off the stack, descriptor and listing position kept) when it
- * has too many untaken children and the descriptor budget allows, or, when
- * the walk is stopping, while any are left (so that it is left after them).
- * Returns true if parked: its reading goes on when it is popped again, on
- * whichever thread.  Lock held.
+ * Puts node back on the stack for an idle thread to read its next batch
+ * while this one handles the current one: a huge directory is read by
+ * several threads at once.  Returns true if it did.
  */
-static bool park_locked(struct walk *w, struct dir_node *node, bool stopping)
+static bool hand_on(struct walk *w, struct dir_node *node)
 {
-	if (stopping ? node->pending == 0
-		     : node->pending < PARK_PENDING || w->cached_fds >= w->fd_budget)
-		return false;
-	node->parked = true;
-	if (!node->cached) {
-		node->cached = true;
-		w->cached_fds++;
+	bool handed = false;
+	pthread_mutex_lock(&w->lock);
+	if (w->idle > 0 && !node->queued && !node->listed && !node->parked &&
+	    node->pending < PARK_PENDING) {
+		node->queued = handed = true;
+		push_locked(w, node);
 	}
-	return true;
+	pthread_mutex_unlock(&w->lock);
+	return handed;
 }
 
 /*
- * Pushes the subdirectories found in a batch and parks node if it should.
- * Returns true if it parked.
+ * After a batch: pushes the subdirectories it found, then tells whether this
+ * thread is done with node: it handed the next batch on, or node parks
+ * (off the stack, descriptor and position kept) because it has too many
+ * untaken children and the descriptor budget allows.
  */
-static bool end_batch(struct walker *t, struct dir_node *node, bool stopping)
+static bool end_batch(struct walker *t, struct dir_node *node, bool handed)
 {
 	struct walk *w = t->walk;
 	pthread_mutex_lock(&w->lock);
 	push_born_locked(t, node);
-	bool parked = park_locked(w, node, stopping);
+	bool done = handed || node->parked;
+	if (!done && !node->queued && !node->listed && node->pending >= PARK_PENDING &&
+	    w->cached_fds < w->fd_budget) {
+		node->parked = done = true;
+		if (!node->cached) {
+			node->cached = true;
+			w->cached_fds++;
+		}
+	}
 	pthread_mutex_unlock(&w->lock);
-	return parked;
+	return done;
+}
+
+/* qsort() order of directory entries: by inode number. */
+static int by_inode(const void *a, const void *b)
+{
+	uint64_t x = (*(struct linux_dirent64 *const *)a)->d_ino;
+	uint64_t y = (*(struct linux_dirent64 *const *)b)->d_ino;
+	return (x > y) - (x < y);
 }
 
 /*
- * Reads (on from where it parked) one directory: reports its entries and
- * pushes its subdirectories.  pfd: as for open_node().  Returns false if it
- * parked before the end, true when its reading is over (its descriptor is
- * then still open, for the caller to end).
+ * Lists the n bytes of entries in t->dents into t->order, without "." and
+ * "..", sorted by inode number when they will be stat'ed: neighbouring inodes
+ * share inode-table blocks, so a cold cache reads each block once, in order,
+ * with the filesystem's read-ahead.  Returns how many.
+ */
+static size_t order_batch(struct walker *t, long n, bool sorted)
+{
+	size_t count = 0;
+	for (long off = 0; off < n;) {
+		struct linux_dirent64 *d = (struct linux_dirent64 *)(t->dents + off);
+		off += d->d_reclen;
+		const char *name = d->d_name;
+		if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+			continue;
+		t->order[count++] = d;
+	}
+	if (sorted)
+		qsort(t->order, count, sizeof(*t->order), by_inode);
+	return count;
+}
+
+/*
+ * Reads batches of one directory, opening it first if it is new: reports
+ * their entries and pushes their subdirectories.  pfd: as for open_node().
+ * Returns true when its listing is over (the end, an error, or a stop), false
+ * when this thread left the rest to others (handed on, or parked).
  */
 static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 {
 	struct walk *w = t->walk;
 	char *path = node_path(&t->path, node);
-	int fd = node->fd; /* open if it parked */
+	int fd = node->fd; /* open unless new; nobody changes it while it is read */
 	if (!path) {
 		if (fd < 0 && node->parent) { /* not opened, but taken all the same */
 			pthread_mutex_lock(&w->lock);
@@ -719,11 +776,10 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 		path[base++] = '/';
 
 	const char *const *exclude = w->opts->exclude;
+	bool sorted = w->opts->flags & FIDX_WALK_STAT;
 	for (;;) {
 		if (walk_stopping(w)) {
-			if (end_batch(t, node, true))
-				return false;
-			node_error(t, node, ECANCELED, "stopped");
+			stop_node(t, node);
 			return true;
 		}
 		long n = syscall(SYS_getdents64, fd, t->dents, GETDENTS_BUF);
@@ -732,12 +788,12 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 				node_error(t, node, errno, "read dir");
 			return true;
 		}
-		for (long off = 0; off < n && !__atomic_load_n(&w->stopped, __ATOMIC_RELAXED);) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(t->dents + off);
-			off += d->d_reclen;
+		/* A full buffer: more is likely to follow, which an idle thread may read. */
+		bool handed = n >= GETDENTS_BUF - 512 && hand_on(w, node);
+		size_t count = order_batch(t, n, sorted);
+		for (size_t i = 0; i < count && !__atomic_load_n(&w->stopped, __ATOMIC_RELAXED); i++) {
+			struct linux_dirent64 *d = t->order[i];
 			const char *name = d->d_name;
-			if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-				continue;
 			size_t nlen = strlen(name);
 			if (path_reserve(&t->path, base + nlen) < 0) {
 				node_error(t, node, ENOMEM, "walk");
@@ -748,7 +804,7 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 				continue;
 			visit_entry(t, node, fd, name, base + nlen, base, d->d_type);
 		}
-		if (end_batch(t, node, false))
+		if (end_batch(t, node, handed))
 			return false;
 	}
 }
@@ -762,13 +818,18 @@ static struct dir_node *pop_node(struct walker *t)
 {
 	struct walk *w = t->walk;
 	pthread_mutex_lock(&w->lock);
-	while (!w->stack && w->active > 0 && !walk_stopping(w))
+	while (!w->stack && w->active > 0 && !walk_stopping(w)) {
+		w->idle++;
 		pthread_cond_wait(&w->wake, &w->lock);
+		w->idle--;
+	}
 	struct dir_node *node = NULL;
 	t->pinned_fd = -1;
 	if (w->stack && !walk_stopping(w)) {
 		node = w->stack;
 		w->stack = node->next;
+		node->queued = false;
+		node->readers++;
 		w->active++;
 		if (node->fd < 0 && node->parent && node->parent->fd >= 0) {
 			t->pinned_fd = node->parent->fd;
@@ -781,18 +842,25 @@ static struct dir_node *pop_node(struct walker *t)
 	return node;
 }
 
-/* Reads the nodes of the stack until the walk ends. */
+/*
+ * Reads the nodes of the stack until the walk ends.  The last reader of a
+ * node whose listing is over finishes it: closes or caches its descriptor
+ * and drops its reading reference.
+ */
 static void walk_loop(struct walker *t)
 {
 	struct walk *w = t->walk;
 	struct dir_node *node;
 	while ((node = pop_node(t))) {
-		bool finished = read_node(t, node, t->pinned_fd);
+		bool over = read_node(t, node, t->pinned_fd);
 		pthread_mutex_lock(&w->lock);
-		if (finished) {
-			push_born_locked(t, node); /* what a failed batch had found */
+		push_born_locked(t, node); /* what a failed batch had found */
+		if (over)
+			node->listed = true;
+		bool finished = --node->readers == 0 && node->listed && !node->queued &&
+				!node->parked;
+		if (finished)
 			end_reading_locked(w, node);
-		}
 		w->active--;
 		if (w->active == 0 && (!w->stack || walk_stopping(w)))
 			pthread_cond_broadcast(&w->wake);
@@ -830,11 +898,12 @@ static void drain_stopped(struct walker *t)
 			return;
 		}
 		w->stack = node->next;
-		bool opened = node->fd >= 0; /* a parked node, resumed by the drain */
+		node->queued = false;
+		bool opened = node->fd >= 0; /* parked or handed on, put back by the drain */
 		if (!opened && node->parent)
 			child_taken_locked(w, node->parent);
 		pthread_mutex_unlock(&w->lock);
-		node_error(t, node, ECANCELED, "stopped");
+		stop_node(t, node);
 		if (opened) {
 			pthread_mutex_lock(&w->lock);
 			end_reading_locked(w, node);
@@ -888,14 +957,20 @@ static void start_root(struct walker *t, const char *root, size_t index)
 	push_dir(t, NULL, &e, &stx);
 }
 
+unsigned fidx_walk_default_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = cpus > 0 ? 4 * (unsigned)cpus : 4;
+	return n < FIDX_WALK_MAX_DEFAULT_THREADS ? n : FIDX_WALK_MAX_DEFAULT_THREADS;
+}
+
 int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_opts *opts)
 {
 	if (!opts->entry) {
 		errno = EINVAL;
 		return -1;
 	}
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned n = opts->threads ? opts->threads : cpus > 0 ? (unsigned)cpus : 1;
+	unsigned n = opts->threads ? opts->threads : fidx_walk_default_threads();
 	struct walk w = {.opts = opts};
 	/*
 	 * Leave room for what the caller and every thread may hold at once (its
@@ -916,8 +991,9 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 		ts[i].walk = &w;
 		ts[i].up_fd = -1;
 		ts[i].dents = malloc(GETDENTS_BUF);
+		ts[i].order = malloc(GETDENTS_BUF / MIN_DIRENT * sizeof(*ts[i].order));
 		ts[i].link = malloc(PATH_MAX + 1);
-		if (!ts[i].dents || !ts[i].link)
+		if (!ts[i].dents || !ts[i].order || !ts[i].link)
 			goto out;
 	}
 	/* Adaptive: the lock is held for a few instructions, so spin a little before sleeping. */
@@ -956,6 +1032,7 @@ out:
 	if (ts) {
 		for (unsigned i = 0; i < n; i++) {
 			free(ts[i].dents);
+			free(ts[i].order);
 			if (ts[i].up_fd >= 0)
 				close(ts[i].up_fd);
 			free(ts[i].path.s);
