@@ -744,8 +744,7 @@ static int rec_walk(struct rec *r, const char *const *roots, size_t nroots, unsi
 	};
 	r->flags = flags;
 	int ret = fidx_walk(roots, nroots, &opts);
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned most = threads ? threads : cpus > 0 ? (unsigned)cpus : 1;
+	unsigned most = threads ? threads : fidx_walk_default_threads();
 	CHECK_MSG(r->threads_started >= 1 && r->threads_started <= most,
 		  "%u threads started, asked for %u", r->threads_started, most);
 	CHECK_EQ(r->threads_ended, r->threads_started);
@@ -1056,6 +1055,11 @@ static void test_entry_callback_required(void **state)
 	errno = 0;
 	CHECK_EQ(fidx_walk(roots, 1, &opts), -1);
 	CHECK_EQ(errno, EINVAL);
+	/* The default thread count: four per online CPU, at most the documented cap. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned want = cpus > 0 ? 4 * (unsigned)cpus : 4;
+	CHECK_EQ(fidx_walk_default_threads(),
+		 want < FIDX_WALK_MAX_DEFAULT_THREADS ? want : FIDX_WALK_MAX_DEFAULT_THREADS);
 }
 
 /* SKIP on a directory: not entered, not left, nothing inside it reported; also on a root. */
@@ -1781,8 +1785,19 @@ struct flat {
 	unsigned flags;
 	_Atomic uint64_t *seen;       /* bitmap of the entries reported */
 	_Atomic uint64_t *left;       /* bitmap of the entries left */
+	size_t stop_at;               /* entry() answers STOP on this entry (1-based; 0: never) */
+	atomic_size_t calls;          /* entry() calls so far */
 	atomic_size_t roots, root_leaves, left_count, dups, bad, errors;
 };
+
+/* How many entries f's seen bitmap holds. */
+static size_t flat_seen_count(struct flat *f)
+{
+	size_t n = 0;
+	for (size_t w = 0; w <= f->n / 64; w++)
+		n += (size_t)__builtin_popcountll(atomic_load(&f->seen[w]));
+	return n;
+}
 
 /* The number in a flat entry's name, or SIZE_MAX if the name is not one. */
 static size_t flat_index(const struct flat *f, const char *name)
@@ -1811,7 +1826,9 @@ static bool set_bit(_Atomic uint64_t *map, size_t i)
  */
 static size_t flat_entry_index(struct flat *f, const struct fidx_walk_entry *e)
 {
-	if (e->depth != 1 || e->error || e->d_type != f->type || e->root_index != 0 ||
+	/* A stopped walk leaves unfinished directories "stopped"; nothing else fails. */
+	bool stopped = f->stop_at && e->error == ECANCELED && strcmp(e->error_op, "stopped") == 0;
+	if (e->depth != 1 || (e->error && !stopped) || e->d_type != f->type || e->root_index != 0 ||
 	    e->path_len != f->root_len + 9 || e->name_off != f->root_len + 1 ||
 	    memcmp(e->path, f->root, f->root_len) != 0 || e->path[f->root_len] != '/' ||
 	    !(e->stx != NULL) != !(f->flags & FIDX_WALK_STAT) ||
@@ -1824,16 +1841,17 @@ static size_t flat_entry_index(struct flat *f, const struct fidx_walk_entry *e)
 static enum fidx_walk_action flat_entry(const struct fidx_walk_entry *e, void *ctx)
 {
 	struct flat *f = ctx;
+	bool stop = f->stop_at && atomic_fetch_add(&f->calls, 1) + 1 == f->stop_at;
 	if (e->depth == 0) {
 		atomic_fetch_add(&f->roots, 1);
-		return FIDX_WALK_CONTINUE;
+	} else {
+		size_t i = flat_entry_index(f, e);
+		if (i == SIZE_MAX)
+			atomic_fetch_add(&f->bad, 1);
+		else if (set_bit(f->seen, i))
+			atomic_fetch_add(&f->dups, 1);
 	}
-	size_t i = flat_entry_index(f, e);
-	if (i == SIZE_MAX)
-		atomic_fetch_add(&f->bad, 1);
-	else if (set_bit(f->seen, i))
-		atomic_fetch_add(&f->dups, 1);
-	return FIDX_WALK_CONTINUE;
+	return stop ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
 }
 
 /* leave(): a subdirectory after its entry, once; the root after every subdirectory. */
@@ -1842,7 +1860,8 @@ static void flat_leave(const struct fidx_walk_entry *e, void *ctx)
 	struct flat *f = ctx;
 	if (e->depth == 0) {
 		atomic_fetch_add(&f->root_leaves, 1);
-		if (atomic_load(&f->left_count) != (f->type == DT_DIR ? f->n : 0) || e->error)
+		size_t subdirs = f->type != DT_DIR ? 0 : f->stop_at ? flat_seen_count(f) : f->n;
+		if (atomic_load(&f->left_count) != subdirs || (e->error && !f->stop_at))
 			atomic_fetch_add(&f->bad, 1);
 		return;
 	}
@@ -1888,6 +1907,7 @@ static bool flat_walk(struct flat *f, unsigned threads, unsigned flags)
 	f->left = calloc(words, sizeof(*f->left));
 	CHECK(f->seen && f->left);
 	f->flags = flags;
+	atomic_init(&f->calls, 0);
 	atomic_init(&f->roots, 0);
 	atomic_init(&f->root_leaves, 0);
 	atomic_init(&f->left_count, 0);
@@ -1902,12 +1922,16 @@ static bool flat_walk(struct flat *f, unsigned threads, unsigned flags)
 	int ret = fidx_walk(roots, 1, &opts);
 	size_t missing = 0, unleft = 0;
 	for (size_t i = 0; i < f->n; i++) {
-		missing += !(atomic_load(&f->seen[i / 64]) & (1ull << (i % 64)));
-		unleft += !(atomic_load(&f->left[i / 64]) & (1ull << (i % 64)));
+		bool seen = atomic_load(&f->seen[i / 64]) & (1ull << (i % 64));
+		missing += !seen;
+		unleft += seen && !(atomic_load(&f->left[i / 64]) & (1ull << (i % 64)));
 	}
 	if (f->type != DT_DIR)
 		unleft = 0;
-	bool ok = ret == 0 && missing == 0 && unleft == 0 && atomic_load(&f->roots) == 1 &&
+	if (f->stop_at) /* stopped: not all seen, but every directory seen is left */
+		missing = flat_seen_count(f) < f->stop_at - 1 || flat_seen_count(f) == f->n;
+	bool ok = ret == (f->stop_at ? 1 : 0) && missing == 0 && unleft == 0 &&
+		  atomic_load(&f->roots) == 1 &&
 		  atomic_load(&f->root_leaves) == 1 && atomic_load(&f->dups) == 0 &&
 		  atomic_load(&f->bad) == 0 && atomic_load(&f->errors) == 0;
 	if (!ok)
@@ -2126,7 +2150,9 @@ static void wide_walk(void *arg)
 /*
  * One directory of WIDE_SUBDIRS empty subdirectories: each reported once
  * and left once, and the walk's memory stays bounded (it parks the
- * directory instead of holding a node for every subdirectory).
+ * directory instead of holding a node for every subdirectory).  Stopped a
+ * third of the way: every subdirectory reported is still left once, after
+ * its entry, and the root after them.
  */
 static void test_wide_tree_bounded_memory(void **state)
 {
@@ -2135,6 +2161,10 @@ static void test_wide_tree_bounded_memory(void **state)
 	tree_new(&t, big_parent(WIDE_SUBDIRS));
 	make_flat(&t, 'd', WIDE_SUBDIRS, DT_DIR);
 	int status = run_in_child(wide_walk, &t);
+	/* Stopped in the middle, while several threads read the one directory. */
+	struct flat f = {.root = t.base, .root_len = strlen(t.base), .n = WIDE_SUBDIRS,
+			 .prefix = 'd', .type = DT_DIR, .stop_at = WIDE_SUBDIRS / 3};
+	CHECK(flat_walk(&f, 4, FIDX_WALK_STAT));
 	tree_free(&t);
 	CHECK_EQ(status, 0);
 }
