@@ -8,24 +8,30 @@
  *
  *        ┌──────────── stack of dir nodes (LIFO: depth first) ◄──────────────┐
  *        ▼                                                                    │
- *   pop node ─► open it ─► getdents64 ─► per entry: excluded? stat if needed ─┤
- *                              ▲          ─► entry() ─► a directory to enter? push
- *                              │                                              │
- *                              └── a huge directory parks after a batch ◄─────┘
- *                                  and resumes when its children are taken
+ *   pop node ─► open it (if new) ─► getdents64 ─► sort by inode ─► per entry: │
+ *                     ▲                │          excluded? stat if needed,   │
+ *                     │                │          entry(), a dir to enter? ───┘
+ *                     │                ▼
+ *                     └── a full batch and an idle thread: the node goes back
+ *                         on the stack, so another thread reads the next batch
  *
  * No thread owns a part of the tree: a thread that finishes a directory takes
- * whatever is on top of the stack, so a huge directory never holds up the rest.
- * Depth-first order keeps the stack short (depth x fan-out, not the tree) and
- * visits neighbouring inodes together.  A directory whose listing has pushed
- * PARK_PENDING children not yet taken stops reading (it "parks", keeping its
- * descriptor and position) until they fall to RESUME_PENDING, so even one
- * directory with millions of subdirectories holds a bounded number of nodes.
+ * whatever is on top of the stack, and a directory whose listing fills the
+ * buffer is handed on after each batch while a thread is idle, so even one
+ * huge directory is read by several threads at once.  Depth-first order
+ * keeps the stack short (depth x fan-out, not the tree).  A directory that
+ * has pushed PARK_PENDING children not yet taken stops reading (it "parks",
+ * keeping its descriptor and position) until they fall to RESUME_PENDING,
+ * so even one directory with millions of subdirectories holds a bounded
+ * number of nodes.  A node keeps only its own name, not its path (struct
+ * pathbuf rebuilds paths), so memory grows with the depth, not its square.
  *
  * Stat.  An entry is stat'ed when the caller asked (FIDX_WALK_STAT) or when
  * the walk needs it: the listing gave no type, a symlink to follow, or a
  * directory whose device and inode matter (FIDX_WALK_FOLLOW, FIDX_WALK_XDEV).
- * Otherwise the listing's d_type is all there is to know.
+ * Otherwise the listing's d_type is all there is to know.  A batch is
+ * stat'ed in inode order, which on a cold cache reads the inode table in
+ * order.
  *
  * Descriptors.  A directory is opened relative to its parent's descriptor when
  * that is still open, so no path is resolved from the root and trees deeper
@@ -36,14 +42,16 @@
  * count against the same budget.  The walk never fails with EMFILE for want
  * of a cached descriptor.
  *
- * Locking and lifetime.  One mutex (walk.lock) guards the stack, the `active`
- * count, and each node's fd/pins/pending/reading/cached/parked fields.  A
- * child pins its parent's descriptor while it uses it; the descriptor is
- * closed by whoever leaves it unused (release_fd_locked()).  A node holds one
- * reference for its own reading and each child node holds one on its parent,
- * so a node's count falls to zero exactly when everything below it is done:
- * that is where leave() is called (true post-order), and the ancestor chain
- * used for loop detection is always valid.
+ * Locking and lifetime.  One mutex (walk.lock) guards the stack, the
+ * `active` and `idle` counts, and each node's fd/pins/pending/readers/
+ * reading/listed/queued/cached/parked fields and its error.  A child pins
+ * its parent's descriptor while it uses it; the descriptor is closed by
+ * whoever leaves it unused (release_fd_locked()).  The last of a node's
+ * readers to finish, once its listing is over, ends its reading.  A node
+ * holds one reference for its own reading and each child node holds one on
+ * its parent, so a node's count falls to zero exactly when everything below
+ * it is done: that is where leave() is called (true post-order), and the
+ * ancestor chain used for loop detection is always valid.
  */
 #include "fidx/walk.h"
 
@@ -552,13 +560,19 @@ static void push_born_locked(struct walker *t, struct dir_node *parent)
 	struct walk *w = t->walk;
 	if (!t->born)
 		return;
+	/*
+	 * Wake a thread for each node but one: this thread takes one itself
+	 * soon, so a chain of single subdirectories stays on one thread
+	 * instead of waking another at every level.
+	 */
+	unsigned wake = t->nborn - 1 + (w->stack != NULL);
 	t->born_last->next = w->stack;
 	w->stack = t->born;
 	if (parent)
 		parent->pending += t->nborn;
-	if (t->nborn > 1)
+	if (wake > 1)
 		pthread_cond_broadcast(&w->wake);
-	else
+	else if (wake == 1)
 		pthread_cond_signal(&w->wake);
 	t->born = t->born_last = NULL;
 	t->nborn = 0;
