@@ -2121,6 +2121,21 @@ static long peak_rss_kib(void)
 }
 
 /*
+ * Trims the heap and resets this process's peak RSS (/proc/self/clear_refs),
+ * so that a later peak_rss_kib() measures what came after.  Returns the
+ * peak now; *reset says whether the reset worked.
+ */
+static long reset_peak_rss(bool *reset)
+{
+	malloc_trim(0);
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	*reset = fd >= 0 && write(fd, "5", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	return peak_rss_kib();
+}
+
+/*
  * Walks the wide directory (arg, a tree) with 4 threads and checks its peak
  * RSS growth: the heap is trimmed and the peak reset (/proc/self/clear_refs)
  * first, so that the peak after the walk is the walk's own.
@@ -2130,12 +2145,8 @@ static void wide_walk(void *arg)
 	struct tree *t = arg;
 	struct flat f = {.root = t->base, .root_len = strlen(t->base), .n = WIDE_SUBDIRS,
 			 .prefix = 'd', .type = DT_DIR};
-	malloc_trim(0);
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-	bool reset = fd >= 0 && write(fd, "5", 1) == 1;
-	if (fd >= 0)
-		close(fd);
-	long before = peak_rss_kib();
+	bool reset;
+	long before = reset_peak_rss(&reset);
 	CHECK(flat_walk(&f, 4, 0));
 	long growth = peak_rss_kib() - before;
 	fprintf(stderr, "[          ] %d subdirectories: peak RSS %ld KiB before the walk, "
@@ -2212,12 +2223,8 @@ static void long_walk(void *arg)
 {
 	struct tree *t = arg;
 	struct long_chain c = {.root_len = strlen(t->base)};
-	malloc_trim(0);
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-	bool reset = fd >= 0 && write(fd, "5", 1) == 1;
-	if (fd >= 0)
-		close(fd);
-	long before = peak_rss_kib();
+	bool reset;
+	long before = reset_peak_rss(&reset);
 	struct fidx_walk_opts opts = {
 		.threads = 2, .flags = FIDX_WALK_STAT, .entry = long_entry, .leave = long_leave,
 		.error = long_error, .thread_start = flat_thread_start, .arg = &c,
