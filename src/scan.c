@@ -41,12 +41,12 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "fdutil.h"
+#include "fidx/walk.h"
 #include "hash.h"
 #include "progress.h"
 #include "queue.h"
 #include "sysinfo.h"
-#include "fdutil.h"
-#include "fidx/walk.h"
 
 #define BATCH_RECORDS 256   /* records per writer batch */
 #define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
