@@ -94,7 +94,6 @@ struct dir_node {
 	char *link_target;        /* when reached through a symlink and read_links; owned */
 	int error;                /* the error leave() will carry, or 0 (walk.lock while read) */
 	const char *error_op;     /* what failed, when error != 0 */
-	unsigned char d_type;     /* DT_DIR */
 	bool followed;            /* reached through a symlink */
 	/* Guarded by walk.lock: */
 	int fd;                   /* open descriptor, or -1 */
@@ -369,7 +368,7 @@ static void call_with_node(struct walker *t, struct dir_node *node, int error, c
 	struct fidx_walk_entry e = {
 		.path_len = node->path_len, .name_off = node->name_off,
 		.root_index = node->root_index, .depth = node->depth, .at_fd = AT_FDCWD,
-		.d_type = node->d_type, .stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
+		.d_type = DT_DIR, .stx = (w->opts->flags & FIDX_WALK_STAT) ? &node->stx : NULL,
 		.followed = node->followed, .descend = true, .link_target = node->link_target,
 		.error = error, .error_op = op,
 	};
@@ -506,7 +505,6 @@ static struct dir_node *node_new(struct walk *w, struct dir_node *parent,
 	node->name_off = e->name_off;
 	if (stx)
 		node->stx = *stx;
-	node->d_type = DT_DIR;
 	node->followed = e->followed;
 	node->error = e->error;
 	node->error_op = e->error_op;
@@ -638,6 +636,21 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 }
 
 /*
+ * Counts a new node as taken from its parent (no longer pending there) and
+ * releases pfd, the parent's descriptor pop_node() pinned, if not -1.
+ */
+static void taken_from_parent(struct walk *w, struct dir_node *node, int pfd)
+{
+	if (!node->parent)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (pfd >= 0)
+		node->parent->pins--;
+	child_taken_locked(w, node->parent);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
  * Opens node's directory (whose full path is path), relative to pfd (its
  * parent's descriptor, pinned by pop_node()) when that is not -1, else by
  * path.  Then unpins pfd and counts the node as taken from its parent.
@@ -655,13 +668,7 @@ static int open_node(struct walk *w, struct dir_node *node, const char *path, in
 	if (fd < 0 && errno == EPERM)
 		fd = pfd >= 0 ? openat(pfd, name, flags) : fidx_open_long(name, flags);
 	int saved = errno;
-	if (node->parent) {
-		pthread_mutex_lock(&w->lock);
-		if (pfd >= 0)
-			node->parent->pins--;
-		child_taken_locked(w, node->parent);
-		pthread_mutex_unlock(&w->lock);
-	}
+	taken_from_parent(w, node, pfd);
 	/* No lock: until node has children, no other thread looks at these. */
 	if (fd >= 0) {
 		node->fd = fd;
@@ -771,13 +778,8 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 	char *path = node_path(&t->path, node);
 	int fd = node->fd; /* open unless new; nobody changes it while it is read */
 	if (!path) {
-		if (fd < 0 && node->parent) { /* not opened, but taken all the same */
-			pthread_mutex_lock(&w->lock);
-			if (pfd >= 0)
-				node->parent->pins--;
-			child_taken_locked(w, node->parent);
-			pthread_mutex_unlock(&w->lock);
-		}
+		if (fd < 0) /* not opened, but taken all the same */
+			taken_from_parent(w, node, pfd);
 		node_error(t, node, ENOMEM, "walk");
 		return true;
 	}
