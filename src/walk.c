@@ -376,17 +376,26 @@ static void call_with_node(struct walker *t, struct dir_node *node, int error, c
 	if (pfd < 0 && node->parent && node->path_len >= PATH_MAX)
 		up_fd = open_parent_long(t, node);
 	e.path = node_path(&t->npath, node);
-	if (!e.path) { /* no memory for the path: name the directory at least */
-		e.path = node->seg;
-		e.path_len = strlen(node->seg);
-		e.name_off = 0;
-		e.error = ENOMEM;
-		e.error_op = "walk";
-	}
 	e.at_name = e.path;
 	if (pfd >= 0 || up_fd >= 0) {
 		e.at_fd = pfd >= 0 ? pfd : up_fd;
 		e.at_name = e.path + node->name_off;
+	}
+	if (!e.path) {
+		/*
+		 * No memory for the path: name the directory by what the node
+		 * holds (its name; a root's whole path), and make *at() calls
+		 * fail (EBADF) rather than reach another file by that name.
+		 */
+		e.path = e.at_name = node->seg;
+		e.path_len = strlen(node->seg);
+		e.name_off = 0;
+		if (node->parent && pfd < 0 && up_fd < 0)
+			e.at_fd = -1;
+		e.error = ENOMEM;
+		e.error_op = "walk";
+		if (fn != report_error)
+			report_error(t, &e);
 	}
 	fn(t, &e);
 	unpin_parent_fd(w, node, pfd);
@@ -806,8 +815,8 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 		}
 		/* A full buffer: more is likely to follow, which an idle thread may read. */
 		bool handed = n >= GETDENTS_BUF - 512 && hand_on(w, node);
-		size_t count = order_batch(t, n, sorted);
-		for (size_t i = 0; i < count && !__atomic_load_n(&w->stopped, __ATOMIC_RELAXED); i++) {
+		size_t count = order_batch(t, n, sorted), i;
+		for (i = 0; i < count && !__atomic_load_n(&w->stopped, __ATOMIC_RELAXED); i++) {
 			struct linux_dirent64 *d = t->order[i];
 			const char *name = d->d_name;
 			size_t nlen = strlen(name);
@@ -819,6 +828,10 @@ static bool read_node(struct walker *t, struct dir_node *node, int pfd)
 			if (exclude && excluded(w->opts, t->path.s, node->root_len, name))
 				continue;
 			visit_entry(t, node, fd, name, base + nlen, base, d->d_type);
+		}
+		if (i < count) { /* stopped within the batch: part of it was never seen */
+			node_error(t, node, ECANCELED, "stopped");
+			return true;
 		}
 		if (end_batch(t, node, handed))
 			return false;
@@ -1003,9 +1016,10 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 	int ret = -1;
 	if (!ts || !tids)
 		goto out;
+	for (unsigned i = 0; i < n; i++)
+		ts[i].up_fd = -1;
 	for (unsigned i = 0; i < n; i++) {
 		ts[i].walk = &w;
-		ts[i].up_fd = -1;
 		ts[i].dents = malloc(GETDENTS_BUF);
 		ts[i].order = malloc(GETDENTS_BUF / MIN_DIRENT * sizeof(*ts[i].order));
 		ts[i].link = malloc(PATH_MAX + 1);
@@ -1043,8 +1057,6 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 	pthread_cond_destroy(&w.wake);
 	pthread_mutex_destroy(&w.lock);
 out:
-	if (ret < 0)
-		errno = ENOMEM;
 	if (ts) {
 		for (unsigned i = 0; i < n; i++) {
 			free(ts[i].dents);
@@ -1060,5 +1072,7 @@ out:
 	}
 	free(ts);
 	free(tids);
+	if (ret < 0)
+		errno = ENOMEM; /* after the cleanup, which may change errno */
 	return ret;
 }
