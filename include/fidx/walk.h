@@ -161,6 +161,9 @@ struct fidx_walk_opts {
 	 * not all of it was seen) or if the walk stopped before finishing it
 	 * ("stopped"): every directory entered is left, even on a stop.  Such
 	 * an error replaces one its entry() carried (a readlink failure).
+	 * Should there be no memory to rebuild its path, e is left with
+	 * error ENOMEM ("walk"), path is the directory's name alone and at_fd
+	 * is -1.
 	 */
 	void (*leave)(const struct fidx_walk_entry *e, void *thread_ctx);
 	/*
