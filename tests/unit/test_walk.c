@@ -2146,6 +2146,23 @@ static long reset_peak_rss(bool *reset)
 }
 
 /*
+ * Prints what the peak RSS grew by since reset_peak_rss() returned before,
+ * and checks it against bound_kib, except under TSan (its shadow memory
+ * grows with every allocation: no bound there).
+ */
+static void check_rss_growth(const char *what, long before, bool reset, long bound_kib)
+{
+	long growth = peak_rss_kib() - before;
+	fprintf(stderr, "[          ] %s: peak RSS %ld KiB before, grew by %ld KiB%s\n", what,
+		before, growth, reset ? "" : " (peak not reset: clear_refs unavailable)");
+#ifdef UNDER_TSAN
+	(void)bound_kib;
+#else
+	CHECK_MSG(growth < bound_kib, "%s: peak RSS grew by %ld KiB", what, growth);
+#endif
+}
+
+/*
  * Walks the wide directory (arg, a tree) with 4 threads and checks its peak
  * RSS growth: the heap is trimmed and the peak reset (/proc/self/clear_refs)
  * first, so that the peak after the walk is the walk's own.
@@ -2158,14 +2175,9 @@ static void wide_walk(void *arg)
 	bool reset;
 	long before = reset_peak_rss(&reset);
 	CHECK(flat_walk(&f, 4, 0));
-	long growth = peak_rss_kib() - before;
-	fprintf(stderr, "[          ] %d subdirectories: peak RSS %ld KiB before the walk, "
-		"grew by %ld KiB%s\n", WIDE_SUBDIRS, before, growth,
-		reset ? "" : " (peak not reset: clear_refs unavailable)");
-#ifndef UNDER_TSAN /* TSan's shadow memory grows with every allocation: no bound there */
-	CHECK_MSG(growth < WIDE_RSS_BOUND_KIB, "walking %d subdirectories grew RSS by %ld KiB",
-		  WIDE_SUBDIRS, growth);
-#endif
+	char what[64];
+	snprintf(what, sizeof(what), "walking %d subdirectories", WIDE_SUBDIRS);
+	check_rss_growth(what, before, reset, WIDE_RSS_BOUND_KIB);
 }
 
 /*
@@ -2241,18 +2253,13 @@ static void long_walk(void *arg)
 	};
 	const char *roots[] = {t->base};
 	CHECK_EQ(fidx_walk(roots, 1, &opts), 0);
-	long growth = peak_rss_kib() - before;
-	fprintf(stderr, "[          ] %d levels of %d-byte names: peak RSS grew by %ld KiB%s\n",
-		LONG_LEVELS, LONG_NAME, growth,
-		reset ? "" : " (peak not reset: clear_refs unavailable)");
+	char what[64];
+	snprintf(what, sizeof(what), "walking %d levels of %d-byte names", LONG_LEVELS, LONG_NAME);
+	check_rss_growth(what, before, reset, LONG_RSS_BOUND_KIB);
 	CHECK_EQ(atomic_load(&c.bad), 0);
 	CHECK_EQ(atomic_load(&c.errors), 0);
 	CHECK_EQ(atomic_load(&c.entries), LONG_LEVELS + 1);
 	CHECK_EQ(atomic_load(&c.leaves), LONG_LEVELS + 1);
-#ifndef UNDER_TSAN /* TSan's shadow memory grows with every allocation: no bound there */
-	CHECK_MSG(growth < LONG_RSS_BOUND_KIB, "walking %d levels grew RSS by %ld KiB",
-		  LONG_LEVELS, growth);
-#endif
 }
 
 /*
