@@ -8,6 +8,7 @@
 #                        the threaded core under TSan
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
+#   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
@@ -36,12 +37,12 @@ LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # The threaded core: the unit tests run under TSan.
-TSAN_UNITS := test_queue test_walk test_scan
+TSAN_UNITS := test_queue test_walk test_scan test_hashio
 
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library install bench bench-walk clean
+.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -75,6 +76,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libfidx.a include/fidx/walk.h
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libfidx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libfidx.a $(ALL_LDLIBS)
+
+# The I/O strategy study also measures io_uring (liburing, a --bench dependency).
+$(BUILD)/bench/hash-io: bench/hash-io.c $(BUILD)/libfidx.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags liburing) -o $@ $< $(BUILD)/libfidx.a \
+		$(ALL_LDLIBS) $(shell pkg-config --libs liburing)
 
 # Test-only preload that makes files change or vanish at the moment fidx opens them.
 $(BUILD)/tests/race-shim.so: tests/e2e/race-shim.c
@@ -133,6 +140,12 @@ bench-walk: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/walk-nftw \
 		$(BUILD)/bench/walk-fts
 	BUILD=$(BUILD) bench/walk
+
+bench-hash: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/read-size $(BUILD)/bench/hash-io \
+		$(BUILD)/bench/read-order
+	BUILD=$(BUILD) bench/hash
 
 clean:
 	rm -rf build

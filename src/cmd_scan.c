@@ -24,6 +24,7 @@
 #include "fdutil.h"
 #include "hash.h"
 #include "interactive.h"
+#include "blockdev.h"
 #include "json.h"
 #include "progress.h"
 #include "scan.h"
@@ -35,6 +36,8 @@ enum {
 	OPT_EXCLUDE,
 	OPT_FOLLOW,
 	OPT_NO_STAT,
+	OPT_IO,
+	OPT_DROP_CACHE,
 	OPT_PROGRESS,
 	OPT_ERRORS,
 	OPT_VERSION,
@@ -51,8 +54,15 @@ static const struct option_doc {
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
 	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256)"},
 	{{"jobs", required_argument, NULL, 'j'}, "N",
-	 "hash workers (default: usable CPUs); the walk runs 4 threads per job,\n"
-	 "                       at most 32 unless N is larger"},
+	 "CPUs to hash on (default: usable CPUs); the walk, and the reads on an\n"
+	 "                       SSD, run 4 threads per job, at most 32 unless N is larger"},
+	{{"io", required_argument, NULL, OPT_IO}, "MODE",
+	 "how files are read: ssd (many at once), hdd (one at a time, in on-disk\n"
+	 "                       order, hashed in parallel) or auto (default: hdd when a\n"
+	 "                       PATH is on a rotational disk, as /sys/block tells)"},
+	{{"drop-cache", no_argument, NULL, OPT_DROP_CACHE}, NULL,
+	 "drop each file's pages from the page cache once hashed, so that a scan\n"
+	 "                       of a huge disk does not evict everything else"},
 	{{"xdev", no_argument, NULL, OPT_XDEV}, NULL,
 	 "stay on each root's filesystem (mount points are recorded, not entered)"},
 	{{"exclude", required_argument, NULL, OPT_EXCLUDE}, "GLOB",
@@ -182,7 +192,8 @@ static char *absolute_path(const char *path)
 
 /* Writes the options that shape the content of a scan as a JSON object. */
 static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follow,
-			  bool no_stat, char **excludes, size_t nexcludes)
+			  bool no_stat, enum fidx_io_mode io, bool drop_cache, char **excludes,
+			  size_t nexcludes)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -191,8 +202,10 @@ static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follo
 		return NULL;
 	fputs("{\"hash\":", f);
 	fidx_json_string(f, hash);
-	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"stat\":%s,\"exclude\":[", jobs,
-		xdev ? "true" : "false", follow ? "true" : "false", no_stat ? "false" : "true");
+	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"stat\":%s,\"io\":\"%s\","
+		"\"drop_cache\":%s,\"exclude\":[", jobs, xdev ? "true" : "false",
+		follow ? "true" : "false", no_stat ? "false" : "true", fidx_io_mode_name(io),
+		drop_cache ? "true" : "false");
 	for (size_t i = 0; i < nexcludes; i++) {
 		if (i)
 			putc(',', f);
@@ -258,7 +271,8 @@ int cmd_scan(int argc, char **argv)
 	const char *db = "fidx.db", *hash = "sha256";
 	unsigned jobs = usable_cpus(), digests = 0;
 	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
-	bool hash_given = false;
+	bool hash_given = false, drop_cache = false;
+	enum fidx_io_mode io = FIDX_IO_AUTO;
 	bool list_errors = false, interactive = false;
 	char **excludes = calloc(argc + 1, sizeof(*excludes));
 	size_t nexcludes = 0;
@@ -297,6 +311,14 @@ int cmd_scan(int argc, char **argv)
 		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; break;
 		case OPT_FOLLOW: follow = true; break;
 		case OPT_NO_STAT: no_stat = true; break;
+		case OPT_IO:
+			if (fidx_io_mode_parse(optarg, &io) < 0) {
+				fidx_error("invalid --io '%s': expected ssd, hdd or auto",
+					   fidx_quote(optarg));
+				goto out;
+			}
+			break;
+		case OPT_DROP_CACHE: drop_cache = true; break;
 		case 'q': quiet = true; break;
 		case OPT_PROGRESS: force_progress = true; break;
 		case OPT_ERRORS: list_errors = true; break;
@@ -362,7 +384,7 @@ int cmd_scan(int argc, char **argv)
 		fidx_error("out of memory");
 		goto out;
 	}
-	bool warned = false;
+	bool warned = false, spinning = false;
 	for (size_t i = 0; i < given; i++) {
 		const char *arg = interactive ? choice.root : argv[optind + i];
 		struct stat sb;
@@ -374,6 +396,9 @@ int cmd_scan(int argc, char **argv)
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
 			goto out;
 		}
+		/* A device that cannot be told (tmpfs, NFS...) does not spin. */
+		if (io == FIDX_IO_AUTO && fidx_dev_rotational(sb.st_dev) == 1)
+			spinning = true;
 		if (!warned && geteuid() != 0 && (sb.st_uid != geteuid() || !S_ISDIR(sb.st_mode) ||
 						  access(arg, R_OK | X_OK) != 0)) {
 			fidx_warn("not running as root: entries this user cannot read will be "
@@ -382,7 +407,10 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 
-	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, excludes, nexcludes))) {
+	if (io == FIDX_IO_AUTO)
+		io = spinning ? FIDX_IO_HDD : FIDX_IO_SSD;
+	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, io, drop_cache, excludes,
+				  nexcludes))) {
 		fidx_error("out of memory");
 		goto out;
 	}
@@ -403,7 +431,7 @@ int cmd_scan(int argc, char **argv)
 
 	struct fidx_scan_opts opts = {
 		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow, .no_stat = no_stat,
-		.excludes = (const char *const *)excludes,
+		.io = io, .drop_cache = drop_cache, .excludes = (const char *const *)excludes,
 		.progress = force_progress || (!quiet && isatty(STDERR_FILENO)),
 		.options_json = json, .error_list = error_list, .cancel = &interrupted,
 	};

@@ -12,7 +12,11 @@
  *
  * Hashing a file re-initialises each context in place (EVP_DigestInit_ex2(),
  * XXH3_128bits_reset()), then reads the file block by block and feeds every
- * block to every selected digest while the block is still in cache.  fidx
+ * block to every selected digest while the block is still in cache.  The
+ * size the walk saw ends the reading: a small file costs one read(), not a
+ * second one to meet end of file (the caller's fstat() afterwards tells
+ * whether the file grew).  The reset/update/final steps are public too, for
+ * blocks that another thread read (hashio.c).  fidx
  * allocates nothing per file.  (OpenSSL 3.0 itself frees and re-allocates a
  * digest's small provider state inside every EVP_DigestInit_ex2(); init,
  * one-byte update and final together measured ~130 ns per digest, against
@@ -121,94 +125,89 @@ void fidx_hasher_destroy(struct fidx_hasher *h)
 	errno = saved;
 }
 
-/*
- * Starts a new message in every context of h.  Returns true, or false when
- * libcrypto failed.
- */
-static bool hasher_reset(struct fidx_hasher *h)
+int fidx_hasher_reset(struct fidx_hasher *h)
 {
 	for (int d = 0; d < NCRYPTO; d++)
 		if (h->ctx[d] && !EVP_DigestInit_ex2(h->ctx[d], h->md[d], NULL))
-			return false;
+			goto crypto_fail;
 	if (h->xxh && XXH3_128bits_reset(h->xxh) != XXH_OK)
-		return false;
-	return true;
+		goto crypto_fail;
+	return 0;
+crypto_fail:
+	errno = EIO;
+	return -1;
 }
 
-/* Adds len bytes of h's buffer to every digest.  Returns false on failure. */
-static bool hasher_update(struct fidx_hasher *h, size_t len)
+int fidx_hasher_update(struct fidx_hasher *h, const void *data, size_t len)
 {
 	for (int d = 0; d < NCRYPTO; d++)
-		if (h->ctx[d] && !EVP_DigestUpdate(h->ctx[d], h->buf, len))
-			return false;
-	if (h->xxh && XXH3_128bits_update(h->xxh, h->buf, len) != XXH_OK)
-		return false;
-	return true;
+		if (h->ctx[d] && !EVP_DigestUpdate(h->ctx[d], data, len))
+			goto crypto_fail;
+	if (h->xxh && XXH3_128bits_update(h->xxh, data, len) != XXH_OK)
+		goto crypto_fail;
+	return 0;
+crypto_fail:
+	errno = EIO;
+	return -1;
 }
 
-/* Writes every digest of h into out[d].  Returns false on failure. */
-static bool hasher_final(struct fidx_hasher *h,
-			 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX])
+int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX])
 {
 	for (int d = 0; d < NCRYPTO; d++)
 		if (h->ctx[d] && !EVP_DigestFinal_ex(h->ctx[d], out[d], NULL))
-			return false;
+			goto crypto_fail;
 	if (h->xxh) {
 		XXH128_canonical_t canon;
 
 		XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(h->xxh));
 		memcpy(out[FIDX_XXH128], canon.digest, sizeof(canon.digest));
 	}
-	return true;
+	return 0;
+crypto_fail:
+	errno = EIO;
+	return -1;
 }
 
 /*
- * Hashes fd from its offset to end of file (see hash.h).  read() is retried
- * on EINTR; a short read is simply a smaller block.  *bytes is set on failure
- * too, to the bytes read before it.  Digests outside the mask are not
- * written.  Returns 0, or -1 with errno set: the read's errno, or EIO when
- * libcrypto reported a failure (it does not for its built-in digests).
+ * Hashes fd (see hash.h).  read() is retried on EINTR; a short read is simply
+ * a smaller block.  *bytes is set on failure too, to the bytes read before
+ * it.  Digests outside the mask are not written.  Returns 0, or -1 with errno
+ * set: the read's errno, or EIO when libcrypto reported a failure (it does
+ * not for its built-in digests).
  */
-int fidx_hash_fd(struct fidx_hasher *h, int fd,
+int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
 		 atomic_uint_least64_t *progress, atomic_bool *cancel)
 {
 	uint64_t total = 0;
+	int ret = -1;
 	ssize_t n;
 
-	if (!hasher_reset(h))
-		goto crypto_fail;
-	for (;;) {
+	if (fidx_hasher_reset(h) < 0)
+		goto out;
+	while (total != expect) {
 		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
-			*bytes = total;
 			errno = ECANCELED;
-			return -1;
+			goto out;
 		}
 		n = read(fd, h->buf, FIDX_HASH_READ_SIZE);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			*bytes = total;
-			return -1;
+			goto out;
 		}
 		if (n == 0)
 			break;
-		if (!hasher_update(h, (size_t)n))
-			goto crypto_fail;
+		if (fidx_hasher_update(h, h->buf, (size_t)n) < 0)
+			goto out;
 		total += (uint64_t)n;
 		if (progress)
-			atomic_fetch_add_explicit(progress, (uint64_t)n,
-						  memory_order_relaxed);
+			atomic_fetch_add_explicit(progress, (uint64_t)n, memory_order_relaxed);
 	}
+	ret = fidx_hasher_final(h, out);
+out:
 	*bytes = total;
-	if (!hasher_final(h, out))
-		goto crypto_fail;
-	return 0;
-
-crypto_fail:
-	*bytes = total;
-	errno = EIO;
-	return -1;
+	return ret;
 }
 
 /*

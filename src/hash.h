@@ -33,17 +33,32 @@ struct fidx_hasher *fidx_hasher_create(unsigned mask);
 /* Frees a hasher.  NULL is allowed. */
 void fidx_hasher_destroy(struct fidx_hasher *h);
 
+/* Starts a new message in every digest of h.  Returns 0, or -1 (EIO). */
+int fidx_hasher_reset(struct fidx_hasher *h);
+
+/* Adds len bytes at data to every digest of h.  Returns 0, or -1 (EIO). */
+int fidx_hasher_update(struct fidx_hasher *h, const void *data, size_t len);
+
 /*
- * Reads fd from its current offset to end of file and computes every digest
- * of the hasher's mask into out[d] (the layout of struct fidx_record).
- * *bytes receives the number of bytes read; when progress is not NULL, every
- * read's length is also added to it as the read completes (for a progress
- * line that moves within a huge file).  When cancel is not NULL it is checked
- * before every read, so that a huge file does not hold up an interrupted
- * scan.  Returns 0, or -1 with errno set when a read failed, or ECANCELED
- * when cancel became true (out is then undefined).
+ * Writes every digest of h's mask into out[d] (the layout of struct
+ * fidx_record); the message ends.  Returns 0, or -1 (EIO).
  */
-int fidx_hash_fd(struct fidx_hasher *h, int fd,
+int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX]);
+
+/*
+ * Reads fd from its current offset and computes every digest of the
+ * hasher's mask into out[d].  expect is the file's size as the walk saw it
+ * (UINT64_MAX when unknown): reading stops as soon as exactly expect bytes
+ * were read, without the read that would return end of file, so the caller
+ * must check the size afterwards (fstat) to know the file did not grow.
+ * Otherwise (a file shorter, or found longer) it reads to end of file.  *bytes receives the number of bytes read; when
+ * progress is not NULL, every read's length is also added to it as the read
+ * completes (for a progress line that moves within a huge file).  When cancel
+ * is not NULL it is checked before every read, so that a huge file does not
+ * hold up an interrupted scan.  Returns 0, or -1 with errno set when a read
+ * failed, or ECANCELED when cancel became true (out is then undefined).
+ */
+int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
 		 atomic_uint_least64_t *progress, atomic_bool *cancel);
 

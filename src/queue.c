@@ -23,6 +23,8 @@ struct fidx_queue {
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t not_full;  /* signalled when an item is removed */
 	pthread_cond_t not_empty; /* signalled when an item is added or the queue closes */
+	pthread_cond_t filled;    /* signalled when len reaches fill_want, or on close */
+	size_t fill_want;         /* items the filling popper waits for, 0 if none */
 	void **items;             /* ring of capacity slots */
 	size_t capacity;          /* slots in items */
 	size_t head;              /* index of the oldest item */
@@ -50,6 +52,7 @@ struct fidx_queue *fidx_queue_create(size_t capacity, unsigned producers)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->not_full, NULL);
 	pthread_cond_init(&q->not_empty, NULL);
+	pthread_cond_init(&q->filled, NULL);
 	return q;
 }
 
@@ -57,6 +60,7 @@ void fidx_queue_destroy(struct fidx_queue *q)
 {
 	if (!q)
 		return;
+	pthread_cond_destroy(&q->filled);
 	pthread_cond_destroy(&q->not_empty);
 	pthread_cond_destroy(&q->not_full);
 	pthread_mutex_destroy(&q->lock);
@@ -77,6 +81,8 @@ int fidx_queue_push(struct fidx_queue *q, void *item)
 	q->items[(q->head + q->len) % q->capacity] = item;
 	q->len++;
 	pthread_cond_signal(&q->not_empty);
+	if (q->fill_want && q->len >= q->fill_want)
+		pthread_cond_signal(&q->filled);
 	pthread_mutex_unlock(&q->lock);
 	return 0;
 }
@@ -103,6 +109,26 @@ void *fidx_queue_pop(struct fidx_queue *q)
 	return item;
 }
 
+size_t fidx_queue_pop_many(struct fidx_queue *q, void **items, size_t max, bool fill)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&q->lock);
+	if (fill) {
+		if (max > q->capacity)
+			max = q->capacity;
+		q->fill_want = max;
+		while (q->len < max && q->producers > 0 && !q->aborted)
+			pthread_cond_wait(&q->filled, &q->lock);
+		q->fill_want = 0;
+	}
+	while (q->len == 0 && q->producers > 0 && !q->aborted)
+		pthread_cond_wait(&q->not_empty, &q->lock);
+	while (n < max && q->len > 0 && !q->aborted)
+		items[n++] = take_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
 void *fidx_queue_trypop(struct fidx_queue *q)
 {
 	void *item = NULL;
@@ -116,8 +142,10 @@ void *fidx_queue_trypop(struct fidx_queue *q)
 void fidx_queue_done(struct fidx_queue *q)
 {
 	pthread_mutex_lock(&q->lock);
-	if (q->producers > 0 && --q->producers == 0)
+	if (q->producers > 0 && --q->producers == 0) {
 		pthread_cond_broadcast(&q->not_empty);
+		pthread_cond_broadcast(&q->filled);
+	}
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -126,6 +154,7 @@ void fidx_queue_abort(struct fidx_queue *q)
 	pthread_mutex_lock(&q->lock);
 	q->aborted = true;
 	pthread_cond_broadcast(&q->not_empty);
+	pthread_cond_broadcast(&q->filled);
 	pthread_cond_broadcast(&q->not_full);
 	pthread_mutex_unlock(&q->lock);
 }

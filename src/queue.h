@@ -10,6 +10,7 @@
 #ifndef FIDX_QUEUE_H
 #define FIDX_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct fidx_queue;
@@ -35,6 +36,16 @@ int fidx_queue_push(struct fidx_queue *q, void *item);
  * is drained, or after fidx_queue_abort().
  */
 void *fidx_queue_pop(struct fidx_queue *q);
+
+/*
+ * Removes up to max of the oldest items into items[] and returns how many.
+ * It waits while the queue is empty and some producer is still running; with
+ * fill, it waits until max items are there (or every producer is done), so
+ * that the caller gets a full window to reorder.  Only one thread at a time
+ * may wait with fill.  Returns 0 once every producer is done and the queue is
+ * drained, or after fidx_queue_abort().
+ */
+size_t fidx_queue_pop_many(struct fidx_queue *q, void **items, size_t max, bool fill);
 
 /*
  * Removes the oldest item without waiting.  Returns NULL when the queue is

@@ -1,24 +1,25 @@
 /*
  * scan.c - the scan pipeline.
  *
- *   walker threads ──► hash queue ──► hash workers ──┐
- *   (fidx_walk)   │    (records)                     ▼
+ *   walker threads ──► hash queue ──► hashing stage ──┐
+ *   (fidx_walk)   │    (records)     (hashio.c)       ▼
  *                 └───────────────────────────► writer queue ──► writer ──► store
  *                   entries with nothing to hash   (batches)      (1 thread)
  *
  *   progress thread: reads the counters, draws one line on stderr.
  *
  * The walker callback turns each walk entry into a record.  A regular file
- * to hash goes to the hash queue one record at a time, so a worker busy with
- * a huge file never holds up the others; everything else is gathered into a
- * per-thread batch for the writer.  Hash workers batch their results too.
+ * to hash goes to the hash queue one record at a time; everything else is
+ * gathered into a per-thread batch for the writer.  The hashing stage reads
+ * and hashes the files the way the device wants (hashio.c) and batches its
+ * results for the writer too.
  * Both queues have a fixed capacity, which bounds the memory of the whole
  * scan: when the writer or the hashers fall behind, the walk waits.
  *
  * Ending.  The walk is one producer of the hash queue; when fidx_walk()
  * returns, its threads have flushed their batches and the queue is closed.
- * The writer queue's producers are the walk and each hash worker; the writer
- * ends when all are done and the queue is drained.  Any failure (the store,
+ * The writer queue's producers are the walk and the hashing stage; the
+ * writer ends when both are done and the queue is drained.  Any failure (the store,
  * or memory in any stage) goes through pipeline_fail(): it sets `failed` and
  * `stop` and aborts both queues, so nothing waits on a stage that stopped,
  * and the scan rows end 'failed'.  The user's cancel is different: the walk
@@ -43,7 +44,7 @@
 #include "diag.h"
 #include "fdutil.h"
 #include "fidx/walk.h"
-#include "hash.h"
+#include "hashio.h"
 #include "progress.h"
 #include "queue.h"
 #include "sysinfo.h"
@@ -79,11 +80,10 @@ struct scan {
 	char *errmsg;                  /* what failed, for the user */
 };
 
-/* A walker or hash worker's state. */
+/* A walker or hashing thread's state. */
 struct producer {
 	struct scan *scan;
 	struct batch *batch;           /* being filled, or NULL */
-	struct fidx_hasher *hasher;    /* hash workers only */
 };
 
 /* Returns true when the walk must stop: a failure, or the user's cancel. */
@@ -233,7 +233,7 @@ fail:
  */
 static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_walk_entry *e)
 {
-	if (!p) /* walker_start could not allocate; the scan fails */
+	if (!p) /* producer_start could not allocate; the scan fails */
 		return FIDX_WALK_STOP;
 	struct scan *s = p->scan;
 	struct fidx_progress_counters *c = &s->counters;
@@ -278,8 +278,11 @@ static void on_leave(const struct fidx_walk_entry *e, void *ctx)
 	record_entry(ctx, e);
 }
 
-/* Makes a walker thread's producer state; on ENOMEM fails the scan and returns NULL. */
-static void *walker_start(void *arg)
+/*
+ * Makes a walker or hashing thread's producer state; on ENOMEM fails the
+ * scan and returns NULL.
+ */
+static void *producer_start(void *arg)
 {
 	struct producer *p = calloc(1, sizeof(*p));
 	if (p)
@@ -289,8 +292,8 @@ static void *walker_start(void *arg)
 	return p;
 }
 
-/* Hands a walker thread's last batch to the writer and frees its state. */
-static void walker_end(void *ctx, void *arg)
+/* Hands a thread's last batch to the writer and frees its producer state. */
+static void producer_end(void *ctx, void *arg)
 {
 	(void)arg;
 	struct producer *p = ctx;
@@ -300,73 +303,24 @@ static void walker_end(void *ctx, void *arg)
 	free(p);
 }
 
-/* Opens a record's file for hashing: never follows a link it did not follow. */
-static int open_for_hash(const struct fidx_record *rec)
+/*
+ * Takes a record the hashing stage finished.  Returns -1 when the pipeline
+ * failed (the record is then freed).
+ */
+static int hashed(void *ctx, struct fidx_record *rec)
 {
-	int flags = O_RDONLY | O_NONBLOCK | O_NOATIME;
-	if (!rec->link_target)
-		flags |= O_NOFOLLOW;
-	int fd = fidx_open_long(rec->path, flags);
-	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-		fd = fidx_open_long(rec->path, flags & ~O_NOATIME);
-	return fd;
+	struct producer *p = ctx;
+	if (!p) {
+		fidx_record_free(rec);
+		return -1;
+	}
+	return emit(p, rec);
 }
 
-/* Hashes one regular file into rec, or records why it could not be. */
-static void hash_record(struct producer *p, struct fidx_record *rec)
+/* The hashing stage cannot go on: the scan fails. */
+static void hashio_failed(void *arg, const char *msg)
 {
-	struct fidx_progress_counters *c = &p->scan->counters;
-	int fd = open_for_hash(rec);
-	if (fd < 0) {
-		fidx_record_set_error(rec, "open", errno);
-		return;
-	}
-	uint64_t bytes = 0;
-	struct stat after;
-	if (fidx_hash_fd(p->hasher, fd, rec->digest, &bytes, &c->bytes_hashed,
-			 p->scan->opts->cancel) < 0) {
-		fidx_record_set_error(rec, errno == ECANCELED ? "not hashed: scan interrupted" : "read",
-				      errno == ECANCELED ? 0 : errno);
-	} else if (fstat(fd, &after) < 0) {
-		fidx_record_set_error(rec, "stat", errno);
-	} else if (!S_ISREG(after.st_mode) || after.st_ino != rec->meta.ino ||
-		   (uint64_t)after.st_size != rec->meta.size || bytes != rec->meta.size ||
-		   (int64_t)after.st_mtim.tv_sec * 1000000000 + after.st_mtim.tv_nsec !=
-			   rec->meta.mtime_ns) {
-		fidx_record_set_error(rec, "changed during scan", 0);
-	} else {
-		rec->digest_mask = p->scan->opts->digests;
-	}
-	close(fd);
-	/* Bytes of a file that changed were counted as read; the total stays honest. */
-	if (bytes != rec->meta.size)
-		atomic_fetch_add_explicit(&c->bytes_hashed, rec->meta.size - bytes,
-					  memory_order_relaxed);
-}
-
-/* A hash worker: takes files from the hash queue until it is closed. */
-static void *hash_worker(void *arg)
-{
-	struct producer *p = arg;
-	struct scan *s = p->scan;
-	struct fidx_record *rec;
-	for (;;) {
-		/* Before waiting on an idle queue, hand over the part-filled batch. */
-		if (!(rec = fidx_queue_trypop(s->hash_q))) {
-			if (flush_batch(p) < 0 || !(rec = fidx_queue_pop(s->hash_q)))
-				break;
-		}
-		if (s->opts->cancel && atomic_load_explicit(s->opts->cancel, memory_order_relaxed))
-			fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
-		else
-			hash_record(p, rec);
-		atomic_fetch_add_explicit(&s->counters.files_hashed, 1, memory_order_relaxed);
-		if (emit(p, rec) < 0)
-			break;
-	}
-	flush_batch(p);
-	fidx_queue_done(s->write_q);
-	return NULL;
+	pipeline_fail(arg, msg);
 }
 
 /* Accounts one stored record in its root's open totals and in the error list. */
@@ -479,10 +433,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	struct fidx_sysinfo sys;
 	struct timespec t0, t1;
 	unsigned jobs = opts->jobs ? opts->jobs : 1;
-	unsigned nhash = opts->digests ? jobs : 0;
-	struct producer *hashers = NULL;
-	pthread_t *hash_tids = NULL, writer_tid;
-	unsigned hash_started = 0;
+	struct fidx_hashio *hashio = NULL;
+	pthread_t writer_tid;
 	struct fidx_progress *progress = NULL;
 	int ret = -1;
 
@@ -495,10 +447,9 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	s.totals = calloc(nroots, sizeof(*s.totals));
 	s.uncommitted = calloc(nroots, sizeof(*s.uncommitted));
 	s.hash_q = fidx_queue_create(HASH_QUEUE_CAP, 1);
-	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 1 + nhash);
-	hashers = calloc(nhash ? nhash : 1, sizeof(*hashers));
-	hash_tids = calloc(nhash ? nhash : 1, sizeof(*hash_tids));
-	if (!s.scan_ids || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q || !hashers || !hash_tids) {
+	/* Producers: the walk and the hashing stage (done for it when there is none). */
+	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 2);
+	if (!s.scan_ids || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q) {
 		s.errmsg = strdup("out of memory");
 		goto out;
 	}
@@ -517,40 +468,33 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->nscans = r + 1;
 	}
 
-	for (unsigned i = 0; i < nhash; i++) {
-		hashers[i].scan = &s;
-		hashers[i].hasher = fidx_hasher_create(opts->digests);
-		if (!hashers[i].hasher) {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "cannot set up hashing: %s", strerror(errno));
-			s.errmsg = strdup(msg);
-			goto fail_setup;
-		}
-	}
 	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
 		s.errmsg = strdup("cannot start the writer thread");
 		goto fail_setup;
 	}
-	for (; hash_started < nhash; hash_started++)
-		if (pthread_create(&hash_tids[hash_started], NULL, hash_worker,
-				   &hashers[hash_started]) != 0)
-			break;
-	/* Workers that could not start will never call done: do it for them. */
-	for (unsigned i = hash_started; i < nhash; i++)
-		fidx_queue_done(s.write_q);
-	if (nhash && hash_started == 0) {
-		/* Not one hash worker: the files would never be hashed. */
-		pipeline_fail(&s, "cannot start the hash workers");
+	if (opts->digests) {
+		struct fidx_hashio_opts hopts = {
+			.digests = opts->digests, .mode = opts->io, .jobs = jobs,
+			.drop_cache = opts->drop_cache, .in = s.hash_q, .cancel = opts->cancel,
+			.stop = &s.stop, .bytes_hashed = &s.counters.bytes_hashed,
+			.files_hashed = &s.counters.files_hashed, .thread_start = producer_start,
+			.done = hashed, .thread_end = producer_end, .fail = hashio_failed, .arg = &s,
+		};
+		if (!(hashio = fidx_hashio_start(&hopts)) && !atomic_load(&s.failed)) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "cannot set up hashing: %s", strerror(errno));
+			pipeline_fail(&s, msg);
+		}
 	}
 	if (opts->progress)
-		progress = fidx_progress_start(&s.counters, nhash > 0);
+		progress = fidx_progress_start(&s.counters, opts->digests != 0);
 
 	struct fidx_walk_opts wopts = {
 		.threads = fidx_scan_walkers(jobs),
 		.flags = FIDX_WALK_READ_LINKS | (opts->no_stat ? 0 : FIDX_WALK_STAT) |
 			 (opts->follow ? FIDX_WALK_FOLLOW : 0) | (opts->xdev ? FIDX_WALK_XDEV : 0),
 		.exclude = opts->excludes, .entry = on_entry, .leave = on_leave,
-		.thread_start = walker_start, .thread_end = walker_end, .arg = &s, .cancel = &s.stop,
+		.thread_start = producer_start, .thread_end = producer_end, .arg = &s, .cancel = &s.stop,
 	};
 	if (!atomic_load(&s.stop) && fidx_walk(roots, nroots, &wopts) < 0)
 		pipeline_fail(&s, "cannot start the walk: out of memory");
@@ -558,8 +502,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	fidx_queue_done(s.hash_q);
 	fidx_queue_done(s.write_q);
 
-	for (unsigned i = 0; i < hash_started; i++)
-		pthread_join(hash_tids[i], NULL);
+	fidx_hashio_finish(hashio);
+	fidx_queue_done(s.write_q); /* the hashing stage's share */
 	/* What was found is all recorded or on its way: a later signal interrupts nothing. */
 	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	pthread_join(writer_tid, NULL);
@@ -585,11 +529,6 @@ out:
 	fidx_progress_stop(progress);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	result->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (hashers)
-		for (unsigned i = 0; i < nhash; i++)
-			fidx_hasher_destroy(hashers[i].hasher);
-	free(hashers);
-	free(hash_tids);
 	if (s.hash_q && s.write_q)
 		drain(&s);
 	fidx_queue_destroy(s.hash_q);

@@ -12,16 +12,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hashio.h"
 #include "store.h"
 
 #define FIDX_MAX_JOBS 1024 /* most jobs (hash workers) a scan takes */
 
 /*
  * Descriptors a scan may hold per job (the listings, long-path opens and
- * parent directories of its walker threads, a hash worker's file) beside a fixed reserve
+ * parent directories of its walker threads, the files its hashing threads read) beside a fixed reserve
  * (SQLite's files, stdio, the walk's own): a scan's jobs must fit the limit.
  */
-#define FIDX_FDS_PER_JOB 16
+#define FIDX_FDS_PER_JOB 24
 #define FIDX_FDS_RESERVED 64
 
 struct fidx_scan_opts {
@@ -30,6 +31,8 @@ struct fidx_scan_opts {
 	bool xdev;                   /* stay on each root's filesystem */
 	bool follow;                 /* follow symlinks */
 	bool no_stat;                /* record names and types only: no stat, no digests */
+	enum fidx_io_mode io;        /* how files are read: FIDX_IO_SSD or FIDX_IO_HDD */
+	bool drop_cache;             /* drop each file's pages from the cache once hashed */
 	const char *const *excludes; /* NULL-terminated glob list, or NULL */
 	bool progress;               /* draw a progress line on stderr */
 	const char *options_json;    /* recorded in each scan row */

@@ -16,6 +16,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,14 +180,20 @@ static const char *const *big_expected(void)
 	return ptrs;
 }
 
-/* Hashes fd with h, expecting success and len bytes; closes fd. */
+/*
+ * Hashes fd with h, expecting success and len bytes; closes fd.  Odd calls
+ * tell fidx_hash_fd() the size, the others do not, so both ways of ending a
+ * file are used throughout.
+ */
 static void hash_ok(struct fidx_hasher *h, int fd,
 		    uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t len,
 		    atomic_uint_least64_t *progress)
 {
+	static unsigned calls;
 	uint64_t bytes = ~(uint64_t)0;
+	uint64_t expect = calls++ % 2 ? len : UINT64_MAX;
 
-	assert_int_equal(fidx_hash_fd(h, fd, out, &bytes, progress, NULL), 0);
+	assert_int_equal(fidx_hash_fd(h, fd, expect, out, &bytes, progress, NULL), 0);
 	assert_int_equal(bytes, len);
 	assert_int_equal(close(fd), 0);
 }
@@ -323,6 +330,77 @@ static void test_pipe_short_reads(void **state)
 	fidx_hasher_destroy(h);
 }
 
+/* Ends the test run if a test blocks: a read that should not happen waits forever. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "test_hash: blocked in a read past the expected size\n";
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/*
+ * The expected size ends the reading: no read waits for end of file (a pipe
+ * kept open would block it); a file shorter than expected is read to its
+ * end, and so is one found longer (its first read returned more).
+ */
+static void test_expect(void **state)
+{
+	uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
+	struct fidx_hasher *h = fidx_hasher_create(ALL_DIGESTS);
+	uint64_t bytes = 0;
+	int pfd[2];
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	assert_int_equal(write(pfd[1], "abc", 3), 3);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	assert_int_equal(fidx_hash_fd(h, pfd[0], 3, out, &bytes, NULL, NULL), 0);
+	alarm(0);
+	assert_int_equal(bytes, 3);
+	check_digests(out, ALL_DIGESTS, vec_abc);
+	close(pfd[0]);
+	close(pfd[1]);
+
+	int fd = file_with("short", "abc", 3);
+	assert_int_equal(fidx_hash_fd(h, fd, 1000, out, &bytes, NULL, NULL), 0);
+	assert_int_equal(bytes, 3);
+	check_digests(out, ALL_DIGESTS, vec_abc);
+	close(fd);
+
+	fd = file_with("long", "abcdef", 6);
+	assert_int_equal(fidx_hash_fd(h, fd, 3, out, &bytes, NULL, NULL), 0);
+	assert_int_equal(bytes, 6);
+	close(fd);
+	fidx_hasher_destroy(h);
+}
+
+/* reset, update in uneven pieces and final give the digests of the whole. */
+static void test_hasher_steps(void **state)
+{
+	uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
+	struct fidx_hasher *h = fidx_hasher_create(ALL_DIGESTS);
+	size_t off = 0, piece = 1;
+
+	(void)state;
+	assert_non_null(h);
+	/* Left mid-message first: reset must start over. */
+	assert_int_equal(fidx_hasher_update(h, "junk", 4), 0);
+	assert_int_equal(fidx_hasher_reset(h), 0);
+	while (off < BIG_SIZE) {
+		size_t len = BIG_SIZE - off < piece ? BIG_SIZE - off : piece;
+		assert_int_equal(fidx_hasher_update(h, fx.big + off, len), 0);
+		off += len;
+		piece = piece * 3 + 1;
+	}
+	assert_int_equal(fidx_hasher_final(h, out), 0);
+	check_digests(out, ALL_DIGESTS, big_expected());
+	fidx_hasher_destroy(h);
+}
+
 /* One hasher, many files: no state leaks from one file into the next. */
 static void test_reuse(void **state)
 {
@@ -427,12 +505,12 @@ static void test_read_error(void **state)
 	assert_non_null(h);
 	assert_true(fd >= 0);
 	errno = 0;
-	assert_int_equal(fidx_hash_fd(h, fd, out, &bytes, NULL, NULL), -1);
+	assert_int_equal(fidx_hash_fd(h, fd, UINT64_MAX, out, &bytes, NULL, NULL), -1);
 	assert_int_equal(errno, EISDIR);
 	assert_int_equal(bytes, 0);
 	close(fd);
 	errno = 0;
-	assert_int_equal(fidx_hash_fd(h, -1, out, &bytes, NULL, NULL), -1);
+	assert_int_equal(fidx_hash_fd(h, -1, 3, out, &bytes, NULL, NULL), -1);
 	assert_int_equal(errno, EBADF);
 	hash_ok(h, file_with("abc", "abc", 3), out, 3, NULL);
 	check_digests(out, ALL_DIGESTS, vec_abc);
@@ -452,7 +530,7 @@ static void test_cancel(void **state)
 	assert_non_null(h);
 	assert_true(fd >= 0);
 	errno = 0;
-	assert_int_equal(fidx_hash_fd(h, fd, out, &bytes, NULL, &cancel), -1);
+	assert_int_equal(fidx_hash_fd(h, fd, 3, out, &bytes, NULL, &cancel), -1);
 	assert_int_equal(errno, ECANCELED);
 	assert_int_equal(bytes, 0);
 	close(fd);
@@ -522,6 +600,8 @@ int main(void)
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_read_error),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_expect),
+		cmocka_unit_test(test_hasher_steps),
 		cmocka_unit_test(test_list_parse),
 	};
 

@@ -1,10 +1,12 @@
 /*
  * test_queue.c - the bounded queue: order, bounds, many producers and
- * consumers, closing and aborting.  Also run under TSan by `make check`.
+ * consumers, taking many at once (and waiting for a full window), closing and
+ * aborting.  Also run under TSan by `make check`.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -176,6 +178,95 @@ static void test_abort_unblocks_everyone(void **state)
 	fidx_queue_destroy(empty);
 }
 
+/* pop_many takes what is there, up to max, in order, and 0 once closed. */
+static void test_pop_many(void **state)
+{
+	(void)state;
+	void *items[8];
+	struct fidx_queue *q = fidx_queue_create(16, 1);
+	assert_non_null(q);
+	for (uintptr_t i = 1; i <= 5; i++)
+		assert_int_equal(fidx_queue_push(q, ITEM(i)), 0);
+	assert_int_equal(fidx_queue_pop_many(q, items, 3, false), 3);
+	for (uintptr_t i = 0; i < 3; i++)
+		assert_ptr_equal(items[i], ITEM(i + 1));
+	assert_int_equal(fidx_queue_pop_many(q, items, 8, false), 2);
+	assert_ptr_equal(items[0], ITEM(4));
+	assert_ptr_equal(items[1], ITEM(5));
+	fidx_queue_done(q);
+	assert_int_equal(fidx_queue_pop_many(q, items, 8, false), 0);
+	assert_int_equal(fidx_queue_pop_many(q, items, 8, true), 0);
+	fidx_queue_destroy(q);
+}
+
+struct filler {
+	struct fidx_queue *q;
+	uintptr_t n;              /* items to push, one by one */
+	atomic_uintptr_t pushed;  /* how many so far */
+};
+
+/* Pushes n items slowly, then closes the queue. */
+static void *fill_slowly(void *arg)
+{
+	struct filler *f = arg;
+	for (uintptr_t i = 1; i <= f->n; i++) {
+		usleep(2000);
+		if (fidx_queue_push(f->q, ITEM(i)) < 0)
+			break; /* the test then fails on the counts */
+		atomic_store(&f->pushed, i);
+	}
+	fidx_queue_done(f->q);
+	return NULL;
+}
+
+/*
+ * With fill, pop_many waits for max items, so a window is full; at the end
+ * it returns what is left, and a max above the capacity is a full queue.
+ */
+static void test_pop_many_fill(void **state)
+{
+	(void)state;
+	void *items[16];
+	struct filler f = {.q = fidx_queue_create(6, 1), .n = 10};
+	pthread_t t;
+	assert_non_null(f.q);
+	assert_int_equal(pthread_create(&t, NULL, fill_slowly, &f), 0);
+	assert_int_equal(fidx_queue_pop_many(f.q, items, 4, true), 4);
+	assert_true(atomic_load(&f.pushed) >= 4);
+	for (uintptr_t i = 0; i < 4; i++)
+		assert_ptr_equal(items[i], ITEM(i + 1));
+	/* 16 is more than the 6 slots: it waits for a full queue. */
+	assert_int_equal(fidx_queue_pop_many(f.q, items, 16, true), 6);
+	assert_true(atomic_load(&f.pushed) == 10);
+	assert_ptr_equal(items[0], ITEM(5));
+	assert_ptr_equal(items[5], ITEM(10));
+	assert_int_equal(fidx_queue_pop_many(f.q, items, 16, true), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	fidx_queue_destroy(f.q);
+}
+
+/* A fill wait ends at abort. */
+static void *abort_later(void *arg)
+{
+	usleep(20 * 1000);
+	fidx_queue_abort(arg);
+	return NULL;
+}
+
+static void test_pop_many_fill_abort(void **state)
+{
+	(void)state;
+	void *items[4];
+	struct fidx_queue *q = fidx_queue_create(8, 1);
+	pthread_t t;
+	assert_non_null(q);
+	assert_int_equal(fidx_queue_push(q, ITEM(1)), 0);
+	assert_int_equal(pthread_create(&t, NULL, abort_later, q), 0);
+	assert_int_equal(fidx_queue_pop_many(q, items, 4, true), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	fidx_queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +275,9 @@ int main(void)
 		cmocka_unit_test(test_push_waits_when_full),
 		cmocka_unit_test(test_many_producers_and_consumers),
 		cmocka_unit_test(test_abort_unblocks_everyone),
+		cmocka_unit_test(test_pop_many),
+		cmocka_unit_test(test_pop_many_fill),
+		cmocka_unit_test(test_pop_many_fill_abort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
