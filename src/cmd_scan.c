@@ -407,8 +407,15 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 
-	if (io == FIDX_IO_AUTO)
+	bool show_progress = force_progress || (!quiet && isatty(STDERR_FILENO));
+	if (io == FIDX_IO_AUTO) {
 		io = spinning ? FIDX_IO_HDD : FIDX_IO_SSD;
+		/* Many VMs' disks claim to spin: whoever watches should know why. */
+		if (spinning && digests && show_progress)
+			fprintf(stderr, "fidx: a path is on a disk that reports itself rotational: "
+					"files are read one at a time, in on-disk order "
+					"(--io=ssd reads many at once)\n");
+	}
 	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, io, drop_cache, excludes,
 				  nexcludes))) {
 		fidx_error("out of memory");
@@ -432,7 +439,7 @@ int cmd_scan(int argc, char **argv)
 	struct fidx_scan_opts opts = {
 		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow, .no_stat = no_stat,
 		.io = io, .drop_cache = drop_cache, .excludes = (const char *const *)excludes,
-		.progress = force_progress || (!quiet && isatty(STDERR_FILENO)),
+		.progress = show_progress,
 		.options_json = json, .error_list = error_list, .cancel = &interrupted,
 	};
 	int ret = fidx_scan(st, (const char *const *)roots, nroots, &opts, &result, &errmsg);

@@ -481,6 +481,27 @@ def new_hashers(hashes):
 	return {d: (xxhash.xxh3_128() if d == "xxh128" else hashlib.new(d)) for d in hashes}
 
 
+def sparse_digests(size, pieces, hashes, out):
+	"""
+	Puts into out the digests (names in hashes) of a file made by sparse(size,
+	pieces), computed from its layout (zeros but for the pieces), so that
+	nothing reads gigabytes of holes.  Meant to run in a thread beside a scan.
+	"""
+	hs = new_hashers(hashes)
+	zeros = memoryview(bytes(READ_CHUNK))
+	pos = 0
+	for off, data in tuple(pieces) + ((size, b""),):
+		while pos < off:
+			n = min(len(zeros), off - pos)
+			for h in hs.values():
+				h.update(zeros[:n])
+			pos += n
+		for h in hs.values():
+			h.update(data)
+		pos += len(data)
+	out.update({d: h.digest() for d, h in hs.items()})
+
+
 def hash_fd(fd, hashes):
 	"""Digests (raw bytes) of everything readable from fd, for each name in hashes."""
 	hs = new_hashers(hashes)

@@ -260,23 +260,6 @@ def check_dir_atimes(chk, top):
 	       res.rc == 0 and not moved, "%r; moved: %s" % (res, lib.short(moved)))
 
 
-def big_sparse_digests(out):
-	"""sha256 and xxh128 of the >4 GiB file, from its layout (zeros between pieces)."""
-	hs = lib.new_hashers(["sha256", "xxh128"])
-	zeros = bytes(lib.READ_CHUNK)
-	pos = 0
-	for off, data in BIG_PIECES:
-		while pos < off:
-			n = min(len(zeros), off - pos)
-			for h in hs.values():
-				h.update(zeros[:n] if n < len(zeros) else zeros)
-			pos += n
-		for h in hs.values():
-			h.update(data)
-		pos += len(data)
-	out.update({d: h.digest() for d, h in hs.items()})
-
-
 def check_big_sparse(chk, top):
 	"""A file over 4 GiB: size, blocks and digests of all of it."""
 	root = top + b"/bigroot"
@@ -285,7 +268,8 @@ def check_big_sparse(chk, top):
 	lib.settle(root)
 	want = truth(root, Truth(hashes=[]))
 	expected = {}
-	th = threading.Thread(target=big_sparse_digests, args=(expected,))
+	th = threading.Thread(target=lib.sparse_digests,
+			      args=(BIG_SPARSE, BIG_PIECES, ["sha256", "xxh128"], expected))
 	th.start()
 	db = top + b"/big.db"
 	t0 = time.time_ns()
