@@ -87,6 +87,34 @@ int fidx_queue_push(struct fidx_queue *q, void *item)
 	return 0;
 }
 
+size_t fidx_queue_push_many(struct fidx_queue *q, void *const *items, size_t n)
+{
+	size_t done = 0;
+	pthread_mutex_lock(&q->lock);
+	while (done < n) {
+		while (q->len == q->capacity && !q->aborted)
+			pthread_cond_wait(&q->not_full, &q->lock);
+		if (q->aborted) {
+			errno = EPIPE;
+			break;
+		}
+		size_t added = 0;
+		while (done < n && q->len < q->capacity) {
+			q->items[(q->head + q->len) % q->capacity] = items[done++];
+			q->len++;
+			added++;
+		}
+		if (added > 1)
+			pthread_cond_broadcast(&q->not_empty);
+		else
+			pthread_cond_signal(&q->not_empty);
+		if (q->fill_want && q->len >= q->fill_want)
+			pthread_cond_signal(&q->filled);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return done;
+}
+
 /* Takes the oldest item; the lock is held and the queue is not empty. */
 static void *take_locked(struct fidx_queue *q)
 {

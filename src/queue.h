@@ -31,6 +31,13 @@ void fidx_queue_destroy(struct fidx_queue *q);
 int fidx_queue_push(struct fidx_queue *q, void *item);
 
 /*
+ * Appends the n items of items[] in order, waiting for room as needed, and
+ * wakes consumers once for all of them.  Returns n, or fewer when the queue
+ * was aborted (errno = EPIPE): items[ret..n) are then not in the queue.
+ */
+size_t fidx_queue_push_many(struct fidx_queue *q, void *const *items, size_t n);
+
+/*
  * Removes the oldest item, waiting while the queue is empty and some producer
  * is still running.  Returns NULL once every producer is done and the queue
  * is drained, or after fidx_queue_abort().

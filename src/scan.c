@@ -8,9 +8,10 @@
  *
  *   progress thread: reads the counters, draws one line on stderr.
  *
- * The walker callback turns each walk entry into a record.  A regular file
- * to hash goes to the hash queue one record at a time; everything else is
- * gathered into a per-thread batch for the writer.  The hashing stage reads
+ * The walker callback turns each walk entry into a record.  Regular files
+ * to hash go to the hash queue 32 at a time (or sooner when they hold 8 MiB,
+ * so that big files start early); everything else is gathered into a
+ * per-thread batch for the writer.  The hashing stage reads
  * and hashes the files the way the device wants (hashio.c) and batches its
  * results for the writer too.
  * Both queues have a fixed capacity, which bounds the memory of the whole
@@ -53,6 +54,8 @@
 #define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
 			     * walk runs this far ahead, so totals and the ETA come early */
 #define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
+#define HASH_BATCH 32       /* files a walker hands to the hash queue at once ... */
+#define HASH_BATCH_BYTES (8 << 20) /* ... or sooner, once they hold this many bytes */
 
 struct batch {
 	size_t n;                                  /* records in rec */
@@ -84,6 +87,11 @@ struct scan {
 struct producer {
 	struct scan *scan;
 	struct batch *batch;           /* being filled, or NULL */
+	/* Walkers: files to hash, handed to the hash queue together (one
+	 * wake-up of the hashing threads for many small files). */
+	struct fidx_record *to_hash[HASH_BATCH];
+	size_t nto_hash;
+	uint64_t to_hash_bytes;        /* their sizes */
 };
 
 /* Returns true when the walk must stop: a failure, or the user's cancel. */
@@ -130,6 +138,31 @@ static int flush_batch(struct producer *p)
 		batch_free(b);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Hands the walker's files to hash to the hash queue.  Returns 0, or -1 when
+ * the pipeline failed (the files not queued are freed).
+ */
+static int flush_to_hash(struct producer *p)
+{
+	size_t n = p->nto_hash;
+	size_t queued = n ? fidx_queue_push_many(p->scan->hash_q, (void *const *)p->to_hash, n) : 0;
+	for (size_t i = queued; i < n; i++)
+		fidx_record_free(p->to_hash[i]);
+	p->nto_hash = 0;
+	p->to_hash_bytes = 0;
+	return queued == n ? 0 : -1;
+}
+
+/* Adds a file to hash to the walker's list (taking it); returns as flush_to_hash(). */
+static int queue_to_hash(struct producer *p, struct fidx_record *rec)
+{
+	p->to_hash[p->nto_hash++] = rec;
+	p->to_hash_bytes += rec->meta.size;
+	if (p->nto_hash == HASH_BATCH || p->to_hash_bytes >= HASH_BATCH_BYTES)
+		return flush_to_hash(p);
 	return 0;
 }
 
@@ -251,9 +284,7 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 	}
 	int ret;
 	if (rec->type == 'f' && s->opts->digests && !rec->error) {
-		ret = fidx_queue_push(s->hash_q, rec);
-		if (ret < 0)
-			fidx_record_free(rec);
+		ret = queue_to_hash(p, rec);
 	} else {
 		ret = emit(p, rec);
 	}
@@ -299,6 +330,7 @@ static void producer_end(void *ctx, void *arg)
 	struct producer *p = ctx;
 	if (!p)
 		return;
+	flush_to_hash(p);
 	flush_batch(p);
 	free(p);
 }

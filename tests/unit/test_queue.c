@@ -1,6 +1,6 @@
 /*
  * test_queue.c - the bounded queue: order, bounds, many producers and
- * consumers, taking many at once (and waiting for a full window), closing and
+ * consumers, putting and taking many at once (and waiting for a full window), closing and
  * aborting.  Also run under TSan by `make check`.
  */
 #include <errno.h>
@@ -178,6 +178,63 @@ static void test_abort_unblocks_everyone(void **state)
 	fidx_queue_destroy(empty);
 }
 
+/* Aborts the queue arg after 20 ms. */
+static void *abort_later(void *arg)
+{
+	usleep(20 * 1000);
+	fidx_queue_abort(arg);
+	return NULL;
+}
+
+/* A consumer that takes items one by one, slowly. */
+static void *take_slowly(void *arg)
+{
+	struct slow_consumer *c = arg;
+	while (fidx_queue_pop(c->q)) {
+		c->taken++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/*
+ * push_many keeps the order, waits for room in a queue smaller than the
+ * items, and stops at an abort, saying how many went in.
+ */
+static void test_push_many(void **state)
+{
+	(void)state;
+	void *items[10], *got[10];
+	for (uintptr_t i = 0; i < 10; i++)
+		items[i] = ITEM(i + 1);
+	struct fidx_queue *q = fidx_queue_create(16, 1);
+	assert_non_null(q);
+	assert_int_equal(fidx_queue_push_many(q, items, 10), 10);
+	assert_int_equal(fidx_queue_pop_many(q, got, 10, false), 10);
+	for (uintptr_t i = 0; i < 10; i++)
+		assert_ptr_equal(got[i], ITEM(i + 1));
+	fidx_queue_destroy(q);
+
+	struct slow_consumer c = {.q = fidx_queue_create(3, 1)};
+	pthread_t t;
+	assert_non_null(c.q);
+	assert_int_equal(pthread_create(&t, NULL, take_slowly, &c), 0);
+	assert_int_equal(fidx_queue_push_many(c.q, items, 10), 10);
+	fidx_queue_done(c.q);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.taken, 10);
+	fidx_queue_destroy(c.q);
+
+	q = fidx_queue_create(4, 1);
+	assert_non_null(q);
+	assert_int_equal(pthread_create(&t, NULL, abort_later, q), 0);
+	errno = 0;
+	assert_int_equal(fidx_queue_push_many(q, items, 10), 4);
+	assert_int_equal(errno, EPIPE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	fidx_queue_destroy(q);
+}
+
 /* pop_many takes what is there, up to max, in order, and 0 once closed. */
 static void test_pop_many(void **state)
 {
@@ -246,12 +303,6 @@ static void test_pop_many_fill(void **state)
 }
 
 /* A fill wait ends at abort. */
-static void *abort_later(void *arg)
-{
-	usleep(20 * 1000);
-	fidx_queue_abort(arg);
-	return NULL;
-}
 
 static void test_pop_many_fill_abort(void **state)
 {
@@ -275,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_push_waits_when_full),
 		cmocka_unit_test(test_many_producers_and_consumers),
 		cmocka_unit_test(test_abort_unblocks_everyone),
+		cmocka_unit_test(test_push_many),
 		cmocka_unit_test(test_pop_many),
 		cmocka_unit_test(test_pop_many_fill),
 		cmocka_unit_test(test_pop_many_fill_abort),
