@@ -3,13 +3,13 @@
  *
  * Solid-state mode (FIDX_IO_SSD), the default:
  *
- *   in ──► workers (readers() of them) ──────────────────────────► done()
+ *   in ──► workers (opts.readers of them) ───────────────────────► done()
  *           │ small file: open, read, hash, fstat, close, in one thread
  *           │ large file: ──► stream queue ──► streamers ──┐
  *           ◄──────────── blocks of the file, in order ◄───┘
  *
  * A worker reads and hashes a small file itself: nothing crosses threads but
- * the record.  There are more workers than CPUs (fidx_hashio_readers()), so
+ * the record.  There are more workers than CPUs (fidx_scan_io_threads()), so
  * that with a cold cache more reads are in flight than there are cores.  A
  * file of STREAM_MIN bytes or more is read by a streamer thread while the
  * worker hashes the blocks already read: one huge file then runs at the
@@ -19,31 +19,43 @@
  *
  * Spinning mode (FIDX_IO_HDD):
  *
- *   in ──► reader (1 thread) ──► job queue ──► hashers (jobs of them) ──► done()
- *          window of up to HDD_WINDOW files, sorted by the disk offset of
- *          their first extent (FIEMAP), else by inode number
+ *   in ──► workers (jobs) ── file wholly in the page cache: hashed here ──► done()
+ *           │ not cached
+ *           ▼
+ *          cold queue ──► reader (1) ──► job queue ──► hashers (jobs) ──► done()
+ *                         windows of up to HDD_WINDOW files, sorted by the
+ *                         disk offset of their first extent (FIEMAP), else
+ *                         by inode number
  *
  * One reader reads one file at a time, so the disk head moves forward
  * instead of between many files; the hashers hash in parallel what it read.
  * The reader waits for a full window (or the end of the walk) so that the
- * order covers many files.
+ * order covers many files.  A file the page cache holds needs no disk:
+ * cachestat(2) tells without starting I/O, and the workers hash such files
+ * at once, so a warm scan (or a virtual disk that only claims to spin) costs
+ * what SSD mode costs.
  *
  * Blocks.  A file read by another thread travels as a job: its record and a
  * list of blocks (BLOCK_SIZE each, from a fixed pool).  The reader appends
- * blocks, at most AHEAD ahead of the hasher, and ends the job with the result
- * of reading (error, or the fstat() check that the file did not change); the
- * hasher takes the blocks in order and returns them to the pool.  A reader
- * never abandons a job it started and a hasher never abandons one it took,
- * so neither can wait forever on the other; on a stop or cancel the reader
- * ends its jobs at once with an error.  In HDD mode a job is handed to the
- * hashers once its first block is read (or it ended), so every block in the
- * pool belongs to a job a hasher will take, and the reader's wait for a free
- * block always ends.
+ * blocks, at most AHEAD ahead of the hasher (then it waits until the hasher
+ * is AHEAD / 2 behind: one wake-up per few blocks), and ends the job with the
+ * result of reading (error, or the fstat() check that the file did not
+ * change); the hasher takes the blocks in order and returns them to the
+ * pool.  A reader never abandons a job it started and a hasher never
+ * abandons one it took, so neither can wait forever on the other; on a stop
+ * or cancel the reader ends its jobs at once with an error.  In HDD mode a
+ * job is handed to the hashers when it ends or before its second block is
+ * read; the reader works on one file at a time, so every job handed over
+ * before the current one is complete, every block but the current file's
+ * first belongs to a job a hasher will take, and the reader's wait for a
+ * free block always ends.
  *
  * What is checked.  Reading stops at the size the walk saw; then fstat()
  * must show the same regular file (device, inode), the same size and the
  * same modification time, else the record gets "changed during scan" and no
- * digest.  A small file thus costs openat, read, fstat and close.
+ * digest.  A small file thus costs openat, read, fstat and close (and in
+ * HDD mode a cachestat).  --drop-cache adds POSIX_FADV_DONTNEED before the
+ * close.
  */
 #include "hashio.h"
 
@@ -154,13 +166,6 @@ int fidx_io_mode_parse(const char *name, enum fidx_io_mode *mode)
 const char *fidx_io_mode_name(enum fidx_io_mode mode)
 {
 	return mode == FIDX_IO_HDD ? "hdd" : mode == FIDX_IO_SSD ? "ssd" : "auto";
-}
-
-unsigned fidx_hashio_readers(unsigned jobs)
-{
-	if (jobs >= 32)
-		return jobs;
-	return 4 * jobs < 32 ? 4 * jobs : 32;
 }
 
 /* True when files not yet read must not be: a failure or the user's cancel. */
@@ -681,7 +686,7 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts)
 		return NULL;
 	io->o = *opts;
 	bool hdd = opts->mode == FIDX_IO_HDD;
-	unsigned workers = hdd ? opts->jobs : fidx_hashio_readers(opts->jobs);
+	unsigned workers = hdd ? opts->jobs : opts->readers ? opts->readers : opts->jobs;
 	/* SSD: a streamer per worker; HDD: the hashers, the reader, the workers. */
 	io->nthreads_max = hdd ? 2 * workers + 1 : 2 * workers;
 	io->threads = calloc(io->nthreads_max, sizeof(*io->threads));

@@ -33,6 +33,7 @@ struct fidx_hashio_opts {
 	unsigned digests;            /* digests to compute (1u << enum fidx_digest), not 0 */
 	enum fidx_io_mode mode;      /* FIDX_IO_SSD or FIDX_IO_HDD */
 	unsigned jobs;               /* CPUs to hash on, >= 1 */
+	unsigned readers;            /* SSD: files read at once (threads); 0: jobs */
 	bool drop_cache;             /* POSIX_FADV_DONTNEED on each file once read */
 	struct fidx_queue *in;       /* records of regular files (with size, ino, mtime) */
 	atomic_bool *cancel;         /* the user's interrupt: files not yet read are
@@ -70,8 +71,5 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts);
  * from it was handed to done(), then frees the stage.  NULL is allowed.
  */
 void fidx_hashio_finish(struct fidx_hashio *io);
-
-/* The threads that read files at once in FIDX_IO_SSD mode with jobs CPUs. */
-unsigned fidx_hashio_readers(unsigned jobs);
 
 #endif /* FIDX_HASHIO_H */

@@ -451,7 +451,7 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 	return ret;
 }
 
-unsigned fidx_scan_walkers(unsigned jobs)
+unsigned fidx_scan_io_threads(unsigned jobs)
 {
 	if (jobs >= 32)
 		return jobs;
@@ -507,6 +507,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	if (opts->digests) {
 		struct fidx_hashio_opts hopts = {
 			.digests = opts->digests, .mode = opts->io, .jobs = jobs,
+			.readers = fidx_scan_io_threads(jobs),
 			.drop_cache = opts->drop_cache, .in = s.hash_q, .cancel = opts->cancel,
 			.stop = &s.stop, .bytes_hashed = &s.counters.bytes_hashed,
 			.files_hashed = &s.counters.files_hashed, .thread_start = producer_start,
@@ -522,7 +523,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		progress = fidx_progress_start(&s.counters, opts->digests != 0);
 
 	struct fidx_walk_opts wopts = {
-		.threads = fidx_scan_walkers(jobs),
+		.threads = fidx_scan_io_threads(jobs),
 		.flags = FIDX_WALK_READ_LINKS | (opts->no_stat ? 0 : FIDX_WALK_STAT) |
 			 (opts->follow ? FIDX_WALK_FOLLOW : 0) | (opts->xdev ? FIDX_WALK_XDEV : 0),
 		.exclude = opts->excludes, .entry = on_entry, .leave = on_leave,

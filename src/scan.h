@@ -27,7 +27,8 @@
 
 struct fidx_scan_opts {
 	unsigned digests;            /* mask of digests to compute (1u << enum fidx_digest) */
-	unsigned jobs;               /* hash workers, >= 1; the walk runs fidx_scan_walkers(jobs) */
+	unsigned jobs;               /* CPUs to hash on, >= 1; the walk (and the reads with
+					FIDX_IO_SSD) run fidx_scan_io_threads(jobs) threads */
 	bool xdev;                   /* stay on each root's filesystem */
 	bool follow;                 /* follow symlinks */
 	bool no_stat;                /* record names and types only: no stat, no digests */
@@ -41,10 +42,12 @@ struct fidx_scan_opts {
 };
 
 /*
- * The walker threads of a scan with jobs jobs: four per job (a walk mostly
- * waits on the kernel and the disk), at most 32 unless jobs is larger.
+ * The threads of a scan with jobs jobs that mostly wait on the kernel and the
+ * disk: the walker threads, and with FIDX_IO_SSD the threads reading files.
+ * Four per job (more requests in flight than CPUs), at most 32 unless jobs
+ * is larger.
  */
-unsigned fidx_scan_walkers(unsigned jobs);
+unsigned fidx_scan_io_threads(unsigned jobs);
 
 /* What a scan did, over all its roots. */
 struct fidx_scan_result {

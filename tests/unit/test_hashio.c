@@ -183,6 +183,7 @@ static void run_stage(struct outcome *o, enum fidx_io_mode mode, unsigned jobs, 
 	assert_non_null(q);
 	struct fidx_hashio_opts opts = {
 		.digests = 1u << FIDX_SHA256 | 1u << FIDX_MD5, .mode = mode, .jobs = jobs,
+		.readers = 4 * jobs,
 		.drop_cache = drop_cache, .in = q, .cancel = &o->cancel, .stop = &o->stop,
 		.bytes_hashed = &o->bytes, .files_hashed = &o->files, .thread_start = on_start,
 		.done = on_done, .thread_end = on_end, .fail = on_fail, .arg = o,
