@@ -19,7 +19,8 @@
  *
  * Spinning mode (FIDX_IO_HDD):
  *
- *   in ──► workers (jobs) ── file wholly in the page cache: hashed here ──► done()
+ *   in ──► workers (jobs) ── file wholly in the page cache: hashed here, a
+ *           │                 large one with a streamer, as above ──────► done()
  *           │ not cached
  *           ▼
  *          cold queue ──► reader (1) ──► job queue ──► hashers (jobs) ──► done()
@@ -115,7 +116,8 @@ struct job {
 	bool reader_waits;        /* the reader waits for pending to fall to AHEAD / 2 */
 	bool hasher_waits;        /* the hasher waits for a block or the end */
 	bool ended;               /* the reader is done with the file */
-	bool published;           /* HDD: handed to the hashers */
+	bool for_hashers;         /* HDD reader's job: handed to the hashers as it is read */
+	bool published;           /* ... and it has been */
 	const char *error_op;     /* when reading failed: what failed, with error */
 	int error;                /* its errno, or 0 */
 	uint64_t bytes;           /* bytes read */
@@ -133,7 +135,8 @@ enum role { WORKER, STREAMER, READER, HASHER };
 struct fidx_hashio {
 	struct fidx_hashio_opts o;
 	struct pool pool;
-	struct fidx_queue *jobs_q;    /* SSD: jobs for the streamers; HDD: jobs for the hashers */
+	struct fidx_queue *stream_q;  /* large files the workers hand to the streamers */
+	struct fidx_queue *jobs_q;    /* HDD: jobs the reader hands to the hashers */
 	struct fidx_queue *cold_q;    /* HDD: records the workers found not cached, for the reader */
 	struct thread *threads;       /* nthreads_max of them */
 	unsigned nthreads_max;        /* threads of the stage */
@@ -412,7 +415,7 @@ static bool hash_here(struct fidx_hashio *io, struct fidx_hasher *h, struct fidx
 	return true;
 }
 
-/* HDD: hands a job to the hashers (the reader's side). */
+/* HDD: hands a job of the reader to the hashers. */
 static void publish(struct fidx_hashio *io, struct job *j)
 {
 	j->published = true;
@@ -421,8 +424,8 @@ static void publish(struct fidx_hashio *io, struct job *j)
 }
 
 /*
- * Reads a job's file into blocks (the reader's side).  Ends the job; in HDD
- * mode it is handed to the hashers after its first block.
+ * Reads a job's file into blocks (the reader's or a streamer's side).  Ends
+ * the job; a job for the hashers is handed to them after its first block.
  */
 static void read_job(struct fidx_hashio *io, struct job *j)
 {
@@ -463,7 +466,7 @@ static void read_job(struct fidx_hashio *io, struct job *j)
 		}
 		/* HDD: a file of one block is handed over when it ends, a longer
 		 * one before its second block, so that its hasher starts. */
-		if (io->o.mode == FIDX_IO_HDD && !j->published && j->bytes > 0)
+		if (j->for_hashers && !j->published && j->bytes > 0)
 			publish(io, j);
 		b->len = (size_t)n;
 		j->bytes += (uint64_t)n;
@@ -474,7 +477,7 @@ static void read_job(struct fidx_hashio *io, struct job *j)
 end:
 	if (fd >= 0)
 		close_file(io, fd);
-	bool unpublished = io->o.mode == FIDX_IO_HDD && !j->published;
+	bool unpublished = j->for_hashers && !j->published;
 	job_end(j);
 	if (unpublished)
 		publish(io, j);
@@ -518,8 +521,22 @@ static void finish_record(struct fidx_hashio *io, void *ctx, struct fidx_record 
 }
 
 /*
- * A worker.  SSD: hashes small files itself, large ones with a streamer.
- * HDD: hashes the files the page cache holds, and hands the others to the
+ * Whether the page cache holds all of rec's file (HDD: such a file is not the
+ * reader's).  False when it cannot be opened: hash_here() then records why.
+ */
+static bool cached_whole(const struct fidx_record *rec)
+{
+	int fd = open_for_hash(rec);
+	if (fd < 0)
+		return false;
+	bool cached = all_cached(fd, rec->meta.size);
+	close(fd);
+	return cached;
+}
+
+/*
+ * A worker: hashes small files itself, and large ones while a streamer reads
+ * them.  HDD: only files the page cache holds; it hands the others to the
  * reader, which reads them in disk order.
  */
 static void run_worker(struct fidx_hashio *io, struct fidx_hasher *h, void *ctx)
@@ -533,31 +550,30 @@ static void run_worker(struct fidx_hashio *io, struct fidx_hasher *h, void *ctx)
 			struct job *j;
 			if (stopping(io)) {
 				settle(io, rec, "interrupted", ECANCELED, 0);
-			} else if (hdd) {
-				if (!hash_here(io, h, rec, true)) {
-					if (fidx_queue_push(io->cold_q, rec) < 0)
-						abort(); /* cold_q is never aborted */
-					continue;
-				}
-			} else if (rec->meta.size < STREAM_MIN || !(j = job_new(rec))) {
-				hash_here(io, h, rec, false);
-			} else {
-				if (fidx_queue_push(io->jobs_q, j) < 0)
-					abort(); /* jobs_q is never aborted */
+			} else if (rec->meta.size >= STREAM_MIN && (!hdd || cached_whole(rec)) &&
+				   (j = job_new(rec))) {
+				if (fidx_queue_push(io->stream_q, j) < 0)
+					abort(); /* stream_q is never aborted */
 				rec = hash_job(io, h, j);
+			} else if (!hash_here(io, h, rec, hdd)) {
+				if (fidx_queue_push(io->cold_q, rec) < 0)
+					abort(); /* cold_q is never aborted */
+				continue;
 			}
 			finish_record(io, ctx, rec);
 		}
 	}
-	/* The last worker out lets the streamers, or the reader, end. */
-	fidx_queue_done(hdd ? io->cold_q : io->jobs_q);
+	/* The last worker out lets the streamers, and the reader, end. */
+	fidx_queue_done(io->stream_q);
+	if (hdd)
+		fidx_queue_done(io->cold_q);
 }
 
-/* An SSD streamer: reads the large files the workers hand it. */
+/* A streamer: reads the large files the workers hand it. */
 static void run_streamer(struct fidx_hashio *io)
 {
 	struct job *j;
-	while ((j = fidx_queue_pop(io->jobs_q)))
+	while ((j = fidx_queue_pop(io->stream_q)))
 		read_job(io, j);
 }
 
@@ -616,6 +632,7 @@ static void run_reader(struct fidx_hashio *io, void *ctx)
 			struct fidx_record *rec = io->window[i];
 			struct job *j = job_new(rec);
 			if (j) {
+				j->for_hashers = true;
 				read_job(io, j);
 				continue;
 			}
@@ -670,6 +687,7 @@ static void stage_free(struct fidx_hashio *io)
 	for (unsigned i = 0; i < io->nthreads_max; i++)
 		fidx_hasher_destroy(io->threads[i].hasher);
 	free(io->threads);
+	fidx_queue_destroy(io->stream_q);
 	fidx_queue_destroy(io->jobs_q);
 	fidx_queue_destroy(io->cold_q);
 	if (io->pool.blocks)
@@ -687,14 +705,15 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts)
 	io->o = *opts;
 	bool hdd = opts->mode == FIDX_IO_HDD;
 	unsigned workers = hdd ? opts->jobs : opts->readers ? opts->readers : opts->jobs;
-	/* SSD: a streamer per worker; HDD: the hashers, the reader, the workers. */
-	io->nthreads_max = hdd ? 2 * workers + 1 : 2 * workers;
+	/* A streamer per worker; HDD: also the hashers and the reader. */
+	io->nthreads_max = hdd ? 3 * workers + 1 : 2 * workers;
 	io->threads = calloc(io->nthreads_max, sizeof(*io->threads));
-	io->jobs_q = fidx_queue_create(hdd ? JOB_QUEUE_CAP : workers, hdd ? 1 : workers);
-	if (!io->threads || !io->jobs_q ||
-	    pool_init(&io->pool, hdd ? HDD_BLOCKS : AHEAD * workers) < 0)
+	io->stream_q = fidx_queue_create(workers, workers);
+	if (!io->threads || !io->stream_q ||
+	    pool_init(&io->pool, AHEAD * workers + (hdd ? HDD_BLOCKS : 0)) < 0)
 		goto fail;
-	if (hdd && (!(io->cold_q = fidx_queue_create(HDD_WINDOW, workers)) ||
+	if (hdd && (!(io->jobs_q = fidx_queue_create(JOB_QUEUE_CAP, 1)) ||
+		    !(io->cold_q = fidx_queue_create(HDD_WINDOW, workers)) ||
 		    !(io->window = malloc(HDD_WINDOW * sizeof(*io->window))) ||
 		    !(io->order = malloc(HDD_WINDOW * sizeof(*io->order)))))
 		goto fail;
@@ -703,7 +722,8 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts)
 		t->io = io;
 		/* Consumers start before their producers (see fail_running). */
 		if (hdd)
-			t->role = i < workers ? HASHER : i == workers ? READER : WORKER;
+			t->role = i < workers ? HASHER : i == workers ? READER
+					: i <= 2 * workers ? STREAMER : WORKER;
 		else
 			t->role = i < workers ? STREAMER : WORKER;
 		if ((t->role == WORKER || t->role == HASHER) &&
@@ -722,17 +742,20 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts)
 
 fail_running:
 	/* The threads that run end once the input queue is aborted (fail()
-	 * does it) and jobs_q is closed: the roles that never started close it
-	 * for themselves.  Consumers of jobs_q were started before producers,
-	 * so no producer waits on a consumer that does not exist. */
+	 * does it) and the inner queues are closed: the roles that never
+	 * started close theirs for themselves.  Consumers were started before
+	 * their producers, so no producer waits on one that does not exist. */
 	{
 		int saved = errno;
 		for (unsigned i = io->nthreads; i < io->nthreads_max; i++) {
 			enum role role = io->threads[i].role;
-			if (role == READER || (role == WORKER && !hdd))
+			if (role == READER) {
 				fidx_queue_done(io->jobs_q);
-			else if (role == WORKER)
-				fidx_queue_done(io->cold_q);
+			} else if (role == WORKER) {
+				fidx_queue_done(io->stream_q);
+				if (hdd)
+					fidx_queue_done(io->cold_q);
+			}
 		}
 		io->o.fail(io->o.arg, "cannot start the hashing threads");
 		fidx_hashio_finish(io);
