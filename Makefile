@@ -9,6 +9,7 @@
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
+#   make bench-hdd       reading in on-disk order, on a loop-mounted ext4 image (root)
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
@@ -42,7 +43,7 @@ TSAN_UNITS := test_queue test_walk test_scan test_hashio
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash clean
+.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -143,9 +144,13 @@ bench-walk: deps
 
 bench-hash: deps
 	@scripts/install-deps --bench
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/read-size $(BUILD)/bench/hash-io \
-		$(BUILD)/bench/read-order
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/read-size $(BUILD)/bench/hash-io
 	BUILD=$(BUILD) bench/hash
+
+bench-hdd: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/read-order
+	BUILD=$(BUILD) bench/hdd-order
 
 clean:
 	rm -rf build
