@@ -77,7 +77,9 @@
 #define BLOCK_SIZE (256 * 1024)       /* bytes per block a streamer or reader reads */
 #define AHEAD 8                       /* blocks a reader may be ahead of the hasher */
 #define STREAM_MIN (4 * 1024 * 1024)  /* SSD: files this large are read by a streamer */
-#define WORKER_BATCH 8                /* records a worker takes at once */
+#define WORKER_BATCH 8                /* records a worker takes at once ... */
+#define PREFETCH_MAX 32               /* ... or, prefetching, at most this many */
+#define PREFETCH_BYTES (1024 * 1024)  /* bytes of a file asked for ahead (WILLNEED) */
 #define HDD_WINDOW 8192               /* files the HDD reader orders at once */
 #define HDD_BLOCKS 64                 /* blocks in the HDD pool (16 MiB) */
 #define HDD_BATCH 8                   /* jobs an HDD hasher takes at once */
@@ -141,6 +143,7 @@ struct fidx_hashio {
 	struct thread *threads;       /* nthreads_max of them */
 	unsigned nthreads_max;        /* threads of the stage */
 	unsigned nthreads;            /* threads started */
+	size_t prefetch;              /* SSD: files a worker opens ahead when cold, 0 or >= 2 */
 	void **window;                /* HDD: the reader's window of records */
 	struct ordered *order;        /* HDD: and its sort keys */
 };
@@ -386,16 +389,18 @@ static bool all_cached(int fd, uint64_t size)
 }
 
 /*
- * Reads and hashes a file in the calling thread and settles its record.
- * With only_cached, a file not wholly in the page cache is left for the HDD
- * reader: then it returns false and the record is untouched.
+ * Reads and hashes a file in the calling thread and settles its record; fd
+ * is the file already open (it is closed), or -1.  With only_cached, a file
+ * not wholly in the page cache is left for the HDD reader: then it returns
+ * false and the record is untouched.
  */
 static bool hash_here(struct fidx_hashio *io, struct fidx_hasher *h, struct fidx_record *rec,
-		      bool only_cached)
+		      int fd, bool only_cached)
 {
 	uint64_t bytes = 0;
 	const char *op = NULL;
-	int fd = open_for_hash(rec);
+	if (fd < 0)
+		fd = open_for_hash(rec);
 	if (fd < 0) {
 		settle(io, rec, "open", errno, 0);
 		return true;
@@ -535,6 +540,37 @@ static bool cached_whole(const struct fidx_record *rec)
 }
 
 /*
+ * SSD, a cold cache: asks the kernel to start reading the small files of a
+ * worker's batch at once (POSIX_FADV_WILLNEED on their first PREFETCH_BYTES),
+ * so that many more reads are in flight than there are workers; the worker
+ * then hashes them one by one with the descriptors opened here (fds[i], -1
+ * where none).  The first file opened decides: when the page cache holds it
+ * whole, the batch is taken as warm and nothing more is opened ahead.
+ */
+static void prefetch(struct fidx_record **batch, size_t n, int *fds)
+{
+	bool decided = false;
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct fidx_record *rec = batch[i];
+		if (rec->meta.size == 0 || rec->meta.size >= STREAM_MIN)
+			continue; /* nothing to read, or a streamer's */
+		/* A failed open is left to hash_here(), which records why. */
+		if ((fds[i] = open_for_hash(rec)) < 0)
+			continue;
+		if (!decided) {
+			decided = true;
+			if (all_cached(fds[i], rec->meta.size))
+				return;
+		}
+		posix_fadvise(fds[i], 0, rec->meta.size < PREFETCH_BYTES ? (off_t)rec->meta.size
+									 : PREFETCH_BYTES,
+			      POSIX_FADV_WILLNEED);
+	}
+}
+
+/*
  * A worker: hashes small files itself, and large ones while a streamer reads
  * them.  HDD: only files the page cache holds; it hands the others to the
  * reader, which reads them in disk order.
@@ -542,20 +578,29 @@ static bool cached_whole(const struct fidx_record *rec)
 static void run_worker(struct fidx_hashio *io, struct fidx_hasher *h, void *ctx)
 {
 	bool hdd = io->o.mode == FIDX_IO_HDD;
-	void *batch[WORKER_BATCH];
+	size_t take = io->prefetch > 1 ? io->prefetch : WORKER_BATCH;
+	struct fidx_record *batch[PREFETCH_MAX > WORKER_BATCH ? PREFETCH_MAX : WORKER_BATCH];
+	int fds[sizeof(batch) / sizeof(batch[0])];
 	size_t n;
-	while ((n = fidx_queue_pop_many(io->o.in, batch, WORKER_BATCH, false)) > 0) {
+	while ((n = fidx_queue_pop_many(io->o.in, (void **)batch, take, false)) > 0) {
+		if (io->prefetch > 1 && !stopping(io))
+			prefetch(batch, n, fds);
+		else
+			for (size_t i = 0; i < n; i++)
+				fds[i] = -1;
 		for (size_t i = 0; i < n; i++) {
 			struct fidx_record *rec = batch[i];
 			struct job *j;
 			if (stopping(io)) {
+				if (fds[i] >= 0)
+					close(fds[i]);
 				settle(io, rec, "interrupted", ECANCELED, 0);
 			} else if (rec->meta.size >= STREAM_MIN && (!hdd || cached_whole(rec)) &&
 				   (j = job_new(rec))) {
 				if (fidx_queue_push(io->stream_q, j) < 0)
 					abort(); /* stream_q is never aborted */
 				rec = hash_job(io, h, j);
-			} else if (!hash_here(io, h, rec, hdd)) {
+			} else if (!hash_here(io, h, rec, fds[i], hdd)) {
 				if (fidx_queue_push(io->cold_q, rec) < 0)
 					abort(); /* cold_q is never aborted */
 				continue;
@@ -705,6 +750,9 @@ struct fidx_hashio *fidx_hashio_start(const struct fidx_hashio_opts *opts)
 	io->o = *opts;
 	bool hdd = opts->mode == FIDX_IO_HDD;
 	unsigned workers = hdd ? opts->jobs : opts->readers ? opts->readers : opts->jobs;
+	if (!hdd && opts->prefetch / workers >= 2)
+		io->prefetch = opts->prefetch / workers < PREFETCH_MAX ? opts->prefetch / workers
+								     : PREFETCH_MAX;
 	/* A streamer per worker; HDD: also the hashers and the reader. */
 	io->nthreads_max = hdd ? 3 * workers + 1 : 2 * workers;
 	io->threads = calloc(io->nthreads_max, sizeof(*io->threads));

@@ -34,6 +34,8 @@ struct fidx_hashio_opts {
 	enum fidx_io_mode mode;      /* FIDX_IO_SSD or FIDX_IO_HDD */
 	unsigned jobs;               /* CPUs to hash on, >= 1 */
 	unsigned readers;            /* SSD: files read at once (threads); 0: jobs */
+	unsigned prefetch;           /* SSD: descriptors the stage may hold beside its
+					threads' own, to read files ahead on a cold cache */
 	bool drop_cache;             /* POSIX_FADV_DONTNEED on each file once read */
 	struct fidx_queue *in;       /* records of regular files (with size, ino, mtime) */
 	atomic_bool *cancel;         /* the user's interrupt: files not yet read are

@@ -37,6 +37,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -54,6 +55,7 @@
 #define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
 			     * walk runs this far ahead, so totals and the ETA come early */
 #define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
+#define PREFETCH_FILES 256  /* files read ahead on a cold cache (docs/BENCHMARKS.md) */
 #define HASH_BATCH 32       /* files a walker hands to the hash queue at once ... */
 #define HASH_BATCH_BYTES (8 << 20) /* ... or sooner, once they hold this many bytes */
 
@@ -451,6 +453,22 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 	return ret;
 }
 
+/*
+ * Descriptors the hashing stage may hold to read files ahead: the half of
+ * the open-file limit that the walk leaves to its caller (walk.h), less a
+ * reserve for SQLite and stdio, at most PREFETCH_FILES.
+ */
+static unsigned prefetch_budget(unsigned walkers)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	uint64_t walk = 32 + 4 * (uint64_t)walkers;
+	uint64_t caller = rl.rlim_cur > walk ? (rl.rlim_cur - walk) / 2 : 0;
+	uint64_t budget = caller > FIDX_FDS_RESERVED ? caller - FIDX_FDS_RESERVED : 0;
+	return budget < PREFETCH_FILES ? (unsigned)budget : PREFETCH_FILES;
+}
+
 unsigned fidx_scan_io_threads(unsigned jobs)
 {
 	if (jobs >= 32)
@@ -508,6 +526,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		struct fidx_hashio_opts hopts = {
 			.digests = opts->digests, .mode = opts->io, .jobs = jobs,
 			.readers = fidx_scan_io_threads(jobs),
+			.prefetch = prefetch_budget(fidx_scan_io_threads(jobs)),
 			.drop_cache = opts->drop_cache, .in = s.hash_q, .cancel = opts->cancel,
 			.stop = &s.stop, .bytes_hashed = &s.counters.bytes_hashed,
 			.files_hashed = &s.counters.files_hashed, .thread_start = producer_start,

@@ -182,7 +182,9 @@ struct fidx_walk_opts {
  * Walks the nroots paths (absolute, or relative to the working directory).  A
  * root that is a symlink is followed when its target exists, as find -H does.
  * Raises the soft RLIMIT_NOFILE to the hard limit and keeps its descriptors
- * within it.
+ * within it: at most 32 plus 4 per thread (which also covers one descriptor
+ * per thread that a callback may hold), plus half of the rest of the limit;
+ * the other half is the caller's.
  *
  * Returns 0 when the walk ran to its end (errors on entries go to the
  * callbacks, not here), 1 when a callback or cancel stopped it, or -1 with

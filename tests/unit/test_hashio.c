@@ -183,7 +183,7 @@ static void run_stage(struct outcome *o, enum fidx_io_mode mode, unsigned jobs, 
 	assert_non_null(q);
 	struct fidx_hashio_opts opts = {
 		.digests = 1u << FIDX_SHA256 | 1u << FIDX_MD5, .mode = mode, .jobs = jobs,
-		.readers = 4 * jobs,
+		.readers = 4 * jobs, .prefetch = 64,
 		.drop_cache = drop_cache, .in = q, .cancel = &o->cancel, .stop = &o->stop,
 		.bytes_hashed = &o->bytes, .files_hashed = &o->files, .thread_start = on_start,
 		.done = on_done, .thread_end = on_end, .fail = on_fail, .arg = o,
@@ -266,14 +266,16 @@ static void test_hdd_three_cpus(void **state)
 }
 
 /*
- * Dropping the cache after each file: the next runs find no file cached, so
- * the HDD reader reads every file, in disk order (the first runs found them
- * cached: the HDD workers hashed them).
+ * Dropping the cache after each file: each run after one with --drop-cache
+ * finds no file cached, so the SSD workers open files ahead (WILLNEED), and
+ * the HDD reader reads every file, in disk order (the runs after one without
+ * it find them cached: the HDD workers hash them).
  */
 static void test_drop_cache(void **state)
 {
 	(void)state;
 	check_mode(FIDX_IO_SSD, 2, true);
+	check_mode(FIDX_IO_SSD, 2, false);
 	check_mode(FIDX_IO_HDD, 2, true);
 	check_mode(FIDX_IO_HDD, 2, false);
 }
