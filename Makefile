@@ -74,12 +74,12 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libfidx.a include/fidx/walk.h
 		$(BUILD)/libfidx.a -pthread $(EXTRA_LDFLAGS)
 
 # Measurement programs of bench/ (each one .c file, linked like the tests).
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libfidx.a
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/libfidx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libfidx.a $(ALL_LDLIBS)
 
 # The I/O strategy study also measures io_uring (liburing, a --bench dependency).
-$(BUILD)/bench/hash-io: bench/hash-io.c $(BUILD)/libfidx.a
+$(BUILD)/bench/hash-io: bench/hash-io.c bench/bench.h $(BUILD)/libfidx.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags liburing) -o $@ $< $(BUILD)/libfidx.a \
 		$(ALL_LDLIBS) $(shell pkg-config --libs liburing)

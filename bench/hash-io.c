@@ -94,6 +94,7 @@
 
 #include <openssl/evp.h>
 
+#include "bench.h"
 #include "hash.h"
 
 #define MAX_RUNS 15
@@ -187,30 +188,6 @@ struct worker {
 	uint8_t xor[SHA256_LEN]; /* XOR of every digest this thread made */
 	uint64_t bytes;          /* bytes hashed */
 };
-
-/* Prints "hash-io: <message>" and exits with status 2. */
-__attribute__((noreturn, format(printf, 1, 2)))
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("hash-io: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* Returns malloc(n), or exits. */
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
 
 /* Opens path as a hash worker does (O_NOATIME when the kernel allows it). */
 static int open_file(const char *path)
@@ -869,24 +846,6 @@ static double run_once(struct bench *b, const struct mode *m, double *cpu,
 			source_free(&w[t].src);
 	}
 	return t1 - t0;
-}
-
-/* qsort() order of doubles, ascending. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Returns the median of n values (sorts a copy). */
-static double median(const double *v, int n)
-{
-	double s[MAX_RUNS];
-
-	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 /* Parses a -m item such as "threads:4", "split:8:2" or "uring:64:2:1". */

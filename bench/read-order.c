@@ -101,6 +101,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "blockdev.h"
 
 #define READ_SIZE (1 << 20)   /* read() size of the timed reads */
@@ -135,28 +136,6 @@ struct tree {
 
 /* What list() gathers per file beyond path, inode and size. */
 enum depth { STAT_ONLY, FIRST_EXTENT, ALL_EXTENTS };
-
-/* Prints "read-order: <message>" and exits with status 2. */
-__attribute__((noreturn, format(printf, 1, 2)))
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("read-order: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* malloc() that dies on failure. */
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		die("out of memory");
-	return p;
-}
 
 /* Seconds of the monotonic clock. */
 static double now(void)
