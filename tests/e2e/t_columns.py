@@ -11,17 +11,16 @@ empty, 1-byte, page-sized, multi-MiB and sparse files, setuid and sticky
 modes, foreign owners and timestamps before 1970 and after 2100.  It is
 scanned with all five digests with -j1 and again with -j4 into the same
 database; both scans must equal the ground truth of lib.truth() column by
-column, and their scan rows must count it right.  Separately: one sparse file
-over 4 GiB (sha256 and xxh128, expected digests computed from its layout
-while fidx runs), the atimes of the files (unchanged by a scan), the atimes
-of fresh directories (unchanged too), and the views file_view and data.
+column, and their scan rows must count it right.  Separately: the atimes of
+the files (unchanged by a scan), the atimes of fresh directories (unchanged
+too), and the views file_view and data.  (A sparse file over 4 GiB is
+t_hashio.py's, scanned in both read modes.)
 """
 
 import os
 import socket
 import stat
 import subprocess
-import threading
 import time
 
 import lib
@@ -35,8 +34,6 @@ NAMES = [b"new\nline", b"\nleading-newline", b"tab\tname", b"-dash", b"--", b"-n
 	 b"semi;colon|pipe", b"\x1b[31mred", b"emoji\xf0\x9f\x98\x80.\xff", b"n" * 255]
 BIG_DIR_ENTRIES = 20000
 DEEP_LEVELS = 40
-BIG_SPARSE = (4 << 30) + 4099
-BIG_PIECES = ((0, b"head"), (2 << 30, b"middle"), (BIG_SPARSE - 3, b"end"))
 
 
 def build_names(root):
@@ -260,31 +257,6 @@ def check_dir_atimes(chk, top):
 	       res.rc == 0 and not moved, "%r; moved: %s" % (res, lib.short(moved)))
 
 
-def check_big_sparse(chk, top):
-	"""A file over 4 GiB: size, blocks and digests of all of it."""
-	root = top + b"/bigroot"
-	os.mkdir(root)
-	lib.sparse(root + b"/big.sparse", BIG_SPARSE, BIG_PIECES)
-	lib.settle(root)
-	want = truth(root, Truth(hashes=[]))
-	expected = {}
-	th = threading.Thread(target=lib.sparse_digests,
-			      args=(BIG_SPARSE, BIG_PIECES, ["sha256", "xxh128"], expected))
-	th.start()
-	db = top + b"/big.db"
-	t0 = time.time_ns()
-	res = run_fidx("scan", "-q", "--hash", "sha256,xxh128", "-o", db, root, timeout=400)
-	t1 = time.time_ns()
-	th.join()
-	want[root + b"/big.sparse"].update(expected)
-	chk.ok("4 GiB sparse: exit 0", res.rc == 0 and not res.timed_out, repr(res))
-	got, dups = lib.db_rows(db, 1)
-	compare(chk, "4 GiB sparse", got, dups, want)
-	scans = lib.scan_rows(db)
-	if chk.ok("4 GiB sparse: one scan row", len(scans) == 1, repr(scans)):
-		lib.check_scan_row(chk, "4 GiB sparse", scans[0], root, want, "complete", t0, t1)
-
-
 def main():
 	chk = Checker()
 	with lib.TempDir() as td:
@@ -319,8 +291,6 @@ def main():
 			check_atimes(chk, root, want)
 		with chk.guard("directory atimes"):
 			check_dir_atimes(chk, top)
-		with chk.guard("4 GiB sparse"):
-			check_big_sparse(chk, top)
 	chk.done()
 
 
