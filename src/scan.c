@@ -11,17 +11,17 @@
  * The walker callback turns each walk entry into a record.  Regular files
  * to hash go to the hash queue 32 at a time (or sooner when they hold 8 MiB,
  * so that big files start early); everything else is gathered into a
- * per-thread batch for the writer.  The hashing stage reads
- * and hashes the files the way the device wants (hashio.c) and batches its
- * results for the writer too.
+ * per-thread batch for the writer.  The hashing stage reads and hashes the
+ * files the way the device wants (hashio.c) and batches its results for the
+ * writer too.
  * Both queues have a fixed capacity, which bounds the memory of the whole
  * scan: when the writer or the hashers fall behind, the walk waits.
  *
  * Ending.  The walk is one producer of the hash queue; when fidx_walk()
  * returns, its threads have flushed their batches and the queue is closed.
  * The writer queue's producers are the walk and the hashing stage; the
- * writer ends when both are done and the queue is drained.  Any failure (the store,
- * or memory in any stage) goes through pipeline_fail(): it sets `failed` and
+ * writer ends when both are done and the queue is drained.  Any failure (the
+ * store, or memory in any stage) goes through pipeline_fail(): it sets `failed` and
  * `stop` and aborts both queues, so nothing waits on a stage that stopped,
  * and the scan rows end 'failed'.  The user's cancel is different: the walk
  * stops, but everything already found still reaches the store.
