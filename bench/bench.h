@@ -1,6 +1,8 @@
 /*
  * bench.h - what the measurement programs of bench/ share: dying with a
- * one-line message, allocating or dying, the median of a set of runs.
+ * one-line message, allocating or dying, the median of a set of runs, the
+ * monotonic clock, dropping the page cache, opening a file as a hash worker
+ * does.
  *
  * Each program is a single .c file built by the Makefile's bench rule, so
  * these are static functions in a header rather than a library; a program
@@ -10,10 +12,13 @@
 #define FIDX_BENCH_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Prints "PROGRAM: <message>" on stderr and exits with status 2. */
 __attribute__((noreturn, format(printf, 1, 2), unused))
@@ -61,6 +66,49 @@ static double median(const double *v, size_t n)
 	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 	free(s);
 	return m;
+}
+
+/* The flags a hash worker opens a file with (src/hashio.c), but O_NOATIME. */
+#define OPEN_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+/* Opens path as a hash worker does (O_NOATIME when the kernel allows it), or dies. */
+__attribute__((unused))
+static int open_file(const char *path)
+{
+	int fd = open(path, OPEN_FLAGS | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, OPEN_FLAGS);
+	if (fd < 0)
+		die("cannot open '%s': %s", path, strerror(errno));
+	return fd;
+}
+
+/* Seconds of the monotonic clock. */
+__attribute__((unused))
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Writes every dirty page out, then drops the caches that what names ("1":
+ * the page cache, "3": dentries and inodes too).  Root only: dies otherwise.
+ */
+__attribute__((unused))
+static void drop_caches(const char *what)
+{
+	size_t len = strlen(what);
+	int fd;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, what, len) != (ssize_t)len)
+		die("cannot drop caches (run as root): %s", strerror(errno));
+	close(fd);
 }
 
 #endif /* FIDX_BENCH_H */

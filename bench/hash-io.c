@@ -102,7 +102,6 @@
 #define MAX_THREADS 64
 #define MAX_QUEUE 1024
 #define SHA256_LEN 32
-#define OPEN_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 #define BLOCK_ALIGN 4096
 #define READER_BLOCKS 16                  /* blocks each split reader owns */
 #define PREFETCH_MAX (1024 * 1024)        /* fadvise: bytes advised per file */
@@ -188,18 +187,6 @@ struct worker {
 	uint8_t xor[SHA256_LEN]; /* XOR of every digest this thread made */
 	uint64_t bytes;          /* bytes hashed */
 };
-
-/* Opens path as a hash worker does (O_NOATIME when the kernel allows it). */
-static int open_file(const char *path)
-{
-	int fd = open(path, OPEN_FLAGS | O_NOATIME);
-
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, OPEN_FLAGS);
-	if (fd < 0)
-		die("cannot open '%s': %s", path, strerror(errno));
-	return fd;
-}
 
 /* Reads fd's next len bytes or fewer into buf, retrying EINTR; exits on error. */
 static size_t read_block(int fd, const char *path, unsigned char *buf, size_t len)
@@ -740,30 +727,6 @@ static void *submitter_main(void *arg)
 	return NULL;
 }
 
-/*
- * Writes dirty pages back, then empties the page cache ("1") or also the
- * dentry and inode caches ("3").  Root only.
- */
-static void drop_caches(const char *what)
-{
-	int fd;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, what, 2) != 2)
-		die("cannot drop caches (run as root): %s", strerror(errno));
-	close(fd);
-}
-
-/* Seconds of the monotonic clock. */
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* User plus system CPU seconds used by this process so far. */
 static double cpu_now(void)
 {
@@ -1006,7 +969,7 @@ int main(int argc, char **argv)
 			uint64_t n;
 
 			if (cold)
-				drop_caches(cold == 'c' ? "1\n" : "3\n");
+				drop_caches(cold == 'c' ? "1" : "3");
 			modes[i].secs[r] = run_once(&b, &modes[i], &modes[i].cpu[r], &n, x);
 			if (!have_ref) {
 				memcpy(ref, x, sizeof(ref));

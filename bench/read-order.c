@@ -137,24 +137,6 @@ struct tree {
 /* What list() gathers per file beyond path, inode and size. */
 enum depth { STAT_ONLY, FIRST_EXTENT, ALL_EXTENTS };
 
-/* Seconds of the monotonic clock. */
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Writes every dirty page out, then drops the caches named by what ("1" or "3"). */
-static void drop_caches(const char *what)
-{
-	sync();
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, what, strlen(what)) != (ssize_t)strlen(what))
-		die("cannot drop caches (run as root): %s", strerror(errno));
-	close(fd);
-}
-
 /* Opens path for reading, without updating its access time when allowed. */
 static int open_read(int dirfd, const char *path)
 {

@@ -80,7 +80,6 @@
 #define MAX_RUNS 15
 #define MAX_MODES 16
 #define SHA256_LEN 32
-#define OPEN_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 #define NO_PREFIX UINT64_MAX     /* prefix of a mode that hashes whole files */
 #define REF_READ_SIZE (1 << 20)  /* read size of the reference passes */
 
@@ -115,18 +114,6 @@ struct worker {
 	uint64_t bytes;          /* bytes hashed */
 	pthread_t tid;
 };
-
-/* Opens path as a hash worker does (O_NOATIME when the kernel allows it). */
-static int open_file(const char *path)
-{
-	int fd = open(path, OPEN_FLAGS | O_NOATIME);
-
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, OPEN_FLAGS);
-	if (fd < 0)
-		die("cannot open '%s': %s", path, strerror(errno));
-	return fd;
-}
 
 /*
  * Hashes the first prefix bytes of fd (all of it for NO_PREFIX) with read()
@@ -236,27 +223,6 @@ static void *work(void *arg)
 	EVP_MD_CTX_free(ctx);
 	free(buf);
 	return NULL;
-}
-
-/* Empties the page cache (root only), after writing dirty pages back. */
-static void drop_caches(void)
-{
-	int fd;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "3\n", 2) != 2)
-		die("cannot drop caches (run as root): %s", strerror(errno));
-	close(fd);
-}
-
-/* Seconds of the monotonic clock. */
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /*
@@ -551,7 +517,7 @@ int main(int argc, char **argv)
 			uint64_t n;
 
 			if (cold)
-				drop_caches();
+				drop_caches("3");
 			modes[i].secs[r] = run_once(&b, &modes[i], nthreads,
 						    &modes[i].cpu[r], &modes[i].sys[r],
 						    &n, x) * scale[i];
