@@ -20,7 +20,14 @@
  *   queue/rotational                from the devices below them
  *
  * The kernel resolves "MAJ:MIN/.." after following the symlink, so the parent
- * disk of a partition is reached without resolving the link by hand.  The
+ * disk of a partition is reached without resolving the link by hand.
+ *
+ * A virtio disk (driver virtio_blk, the disk of most virtual machines) has
+ * no way to tell the guest whether the storage behind it seeks: its queue
+ * keeps the kernel's default, rotational "1", whatever backs it.  That "1"
+ * says nothing, so it is answered as "cannot be told" (EOPNOTSUPP).  Measured
+ * on one (docs/BENCHMARKS.md, "Cold reads"): no seek cost, and more speed with
+ * more requests in flight, the opposite of a spinning disk.  The
  * sysfs root and the mount table are parameters of fidx_dev_rotational_at(),
  * so that the unit test can point them at a fake tree.
  *
@@ -126,6 +133,31 @@ static int source_device(const char *mountinfo, dev_t dev, dev_t *rdev)
 	return ret;
 }
 
+/*
+ * Reads the rotational flag of the disk whose sysfs directory is disk (path
+ * is a buffer for its file name).  A "1" of a virtio disk says nothing: -1
+ * with errno EOPNOTSUPP.
+ */
+static int disk_flag(const char *disk, char *path)
+{
+	char driver[PATH_MAX];
+	if (path_of(path, "%s/queue/rotational", disk) != 0)
+		return -1;
+	int r = read_flag(path);
+	if (r != 1 || path_of(path, "%s/device/driver", disk) != 0)
+		return r;
+	ssize_t n = readlink(path, driver, sizeof(driver) - 1);
+	if (n < 0)
+		return r; /* no driver link: take the flag as it is */
+	driver[n] = '\0';
+	const char *name = strrchr(driver, '/');
+	if (strcmp(name ? name + 1 : driver, "virtio_blk") == 0) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return r;
+}
+
 int fidx_dev_rotational_at(const char *sysfs, const char *mountinfo, dev_t dev)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
@@ -140,9 +172,7 @@ int fidx_dev_rotational_at(const char *sysfs, const char *mountinfo, dev_t dev)
 			errno = ENODEV;
 		return -1;
 	}
-	if (path_of(path, "%s/queue/rotational", dir) != 0)
-		return -1;
-	int r = read_flag(path);
+	int r = disk_flag(dir, path);
 	if (r >= 0 || errno != ENOENT)
 		return r;
 
@@ -153,9 +183,10 @@ int fidx_dev_rotational_at(const char *sysfs, const char *mountinfo, dev_t dev)
 		errno = ENOENT;
 		return -1;
 	}
-	if (path_of(path, "%s/../queue/rotational", dir) != 0)
+	if (path_of(path, "%s/..", dir) != 0)
 		return -1;
-	return read_flag(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	return disk_flag(dir, path);
 }
 
 int fidx_dev_rotational(dev_t dev)

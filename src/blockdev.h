@@ -17,6 +17,8 @@
  *   ENODEV  no block device is behind dev (tmpfs, NFS, overlay, FUSE ...), or
  *           sysfs has no entry for it (sysfs not mounted);
  *   ENOENT  the device has an entry but no queue/rotational (nor its disk);
+ *   EOPNOTSUPP  a virtio disk, whose "1" is the kernel's default: the device
+ *           cannot say what backs it;
  *   EINVAL  queue/rotational holds neither 0 nor 1;
  *   or the error of reading sysfs or /proc/self/mountinfo.
  */

@@ -59,7 +59,8 @@ static const struct option_doc {
 	{{"io", required_argument, NULL, OPT_IO}, "MODE",
 	 "how files are read: ssd (many at once), hdd (one at a time, in on-disk\n"
 	 "                       order, hashed in parallel) or auto (default: hdd when a\n"
-	 "                       PATH is on a rotational disk, as /sys/block tells)"},
+	 "                       PATH is on a rotational disk, as /sys/block tells; a\n"
+	 "                       virtio disk cannot tell and counts as ssd)"},
 	{{"drop-cache", no_argument, NULL, OPT_DROP_CACHE}, NULL,
 	 "drop each file's pages from the page cache once hashed, so that a scan\n"
 	 "                       of a huge disk does not evict everything else"},
@@ -384,7 +385,7 @@ int cmd_scan(int argc, char **argv)
 		fidx_error("out of memory");
 		goto out;
 	}
-	bool warned = false, spinning = false;
+	bool warned = false, spinning = false, untold = false;
 	for (size_t i = 0; i < given; i++) {
 		const char *arg = interactive ? choice.root : argv[optind + i];
 		struct stat sb;
@@ -396,9 +397,12 @@ int cmd_scan(int argc, char **argv)
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
 			goto out;
 		}
-		/* A device that cannot be told (tmpfs, NFS...) does not spin. */
-		if (io == FIDX_IO_AUTO && fidx_dev_rotational(sb.st_dev) == 1)
-			spinning = true;
+		/* A device that cannot be told (tmpfs, NFS, virtio...) is taken not to spin. */
+		if (io == FIDX_IO_AUTO) {
+			int rot = fidx_dev_rotational(sb.st_dev);
+			spinning |= rot == 1;
+			untold |= rot < 0 && errno == EOPNOTSUPP;
+		}
 		if (!warned && geteuid() != 0 && (sb.st_uid != geteuid() || !S_ISDIR(sb.st_mode) ||
 						  access(arg, R_OK | X_OK) != 0)) {
 			fidx_warn("not running as root: entries this user cannot read will be "
@@ -410,11 +414,15 @@ int cmd_scan(int argc, char **argv)
 	bool show_progress = force_progress || (!quiet && isatty(STDERR_FILENO));
 	if (io == FIDX_IO_AUTO) {
 		io = spinning ? FIDX_IO_HDD : FIDX_IO_SSD;
-		/* Many VMs' disks claim to spin: whoever watches should know why. */
+		/* Whoever watches should know how files are read, and why. */
 		if (spinning && digests && show_progress)
 			fprintf(stderr, "fidx: a path is on a disk that reports itself rotational: "
 					"files are read one at a time, in on-disk order "
 					"(--io=ssd reads many at once)\n");
+		else if (untold && digests && show_progress)
+			fprintf(stderr, "fidx: a path is on a virtual (virtio) disk, which cannot tell "
+					"whether it spins: files are read many at once (--io=hdd reads "
+					"one at a time, in on-disk order)\n");
 	}
 	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, io, drop_cache, excludes,
 				  nexcludes))) {

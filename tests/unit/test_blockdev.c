@@ -89,6 +89,17 @@ static void link_dev(unsigned maj, unsigned min, const char *target)
 	assert_int_equal(symlink(to, path), 0);
 }
 
+/* Makes devices/<disk>/device/driver a symlink to the fake tree's <driver>. */
+static void driver_link(const char *disk, const char *driver)
+{
+	char path[PATH_MAX], to[PATH_MAX];
+	snprintf(path, sizeof(path), "devices/%s/device", disk);
+	mkdirs(fx.sys, path);
+	snprintf(path, sizeof(path), "%s/devices/%s/device/driver", fx.sys, disk);
+	snprintf(to, sizeof(to), "%s/%s", fx.sys, driver);
+	assert_int_equal(symlink(to, path), 0);
+}
+
 /* fidx_dev_rotational_at() on the fake tree, with the fake mount table. */
 static int rot(unsigned maj, unsigned min)
 {
@@ -114,6 +125,9 @@ static void rot_fails(unsigned maj, unsigned min, int err)
  *   8:16 sdb         rotational "yes\n";  8:32 sdc  empty;  8:48 sdd  "10\n"
  *   8:64 sde         no queue/ at all, not a partition
  *   8:81 sdf/sdf1    a partition whose disk has no queue/
+ *   252:0 vda        a virtio disk, "1\n" (the kernel's default), driver virtio_blk;
+ *   252:1 vda/vda1   its partition
+ *   8:96 sdg         "1\n", driver sd: a disk that says it spins
  * and dev/block/9:9 is absent.
  */
 static int group_setup(void **state)
@@ -144,6 +158,14 @@ static int group_setup(void **state)
 	link_dev(8, 48, "pci/block/sdd");
 	link_dev(8, 64, "pci/block/sde");
 	link_dev(8, 81, "pci/block/sdf/sdf1");
+	put(fx.sys, "devices/pci/virtio1/block/vda/queue/rotational", "1\n");
+	put(fx.sys, "devices/pci/virtio1/block/vda/vda1/partition", "1\n");
+	driver_link("pci/virtio1/block/vda", "bus/virtio/drivers/virtio_blk");
+	link_dev(252, 0, "pci/virtio1/block/vda");
+	link_dev(252, 1, "pci/virtio1/block/vda/vda1");
+	put(fx.sys, "devices/pci/block/sdg/queue/rotational", "1\n");
+	driver_link("pci/block/sdg", "bus/scsi/drivers/sd");
+	link_dev(8, 96, "pci/block/sdg");
 	return 0;
 }
 
@@ -179,6 +201,9 @@ static void test_rotational_fake_tree(void **state)
 	rot_fails(8, 64, ENOENT);            /* not a partition: ".." is not looked at */
 	rot_fails(8, 81, ENOENT);            /* partition of a disk without queue/ */
 	rot_fails(9, 9, ENODEV);             /* no sysfs entry */
+	rot_fails(252, 0, EOPNOTSUPP);       /* virtio: its "1" says nothing */
+	rot_fails(252, 1, EOPNOTSUPP);       /* ... nor for its partitions */
+	assert_int_equal(rot(8, 96), 1);     /* another driver: the flag stands */
 
 	/* A sysfs root that does not exist: nothing can be told. */
 	errno = 0;
@@ -236,12 +261,30 @@ static void test_rotational_real_root(void **state)
 		out[0] = '\0';
 	pclose(p);
 
+	/* The driver of /'s disk (a partition's parent, PKNAME, else itself). */
+	char driver[64] = "";
+	p = popen("src=$(findmnt -nvo SOURCE /); d=$(lsblk -dno PKNAME \"$src\" 2>/dev/null); "
+		  "[ -n \"$d\" ] || d=$(basename \"$src\"); "
+		  "basename \"$(readlink /sys/block/$d/device/driver)\" 2>/dev/null", "r");
+	assert_non_null(p);
+	if (!fgets(driver, sizeof(driver), p))
+		driver[0] = '\0';
+	pclose(p);
+	driver[strcspn(driver, "\n")] = '\0';
+
 	int want = -1;
 	sscanf(out, "%d", &want);
+	errno = 0;
 	int got = fidx_dev_rotational(st.st_dev);
-	printf("    / is %u:%u, lsblk ROTA '%.*s', fidx %d\n", major(st.st_dev),
-	       minor(st.st_dev), (int)strcspn(out, "\n"), out, got);
-	assert_int_equal(got, want);
+	printf("    / is %u:%u, lsblk ROTA '%.*s', driver '%s', fidx %d\n", major(st.st_dev),
+	       minor(st.st_dev), (int)strcspn(out, "\n"), out, driver, got);
+	if (want == 1 && strcmp(driver, "virtio_blk") == 0) {
+		/* The kernel's default "1" of a virtio disk says nothing. */
+		assert_int_equal(got, -1);
+		assert_int_equal(errno, EOPNOTSUPP);
+	} else {
+		assert_int_equal(got, want);
+	}
 
 	/* /proc has no block device. */
 	assert_int_equal(stat("/proc/self", &st), 0);
