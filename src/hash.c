@@ -185,12 +185,13 @@ int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 
 	if (fidx_hasher_reset(h) < 0)
 		goto out;
-	while (total != expect) {
+	while (total < expect) {
+		uint64_t left = expect - total;
 		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
 			errno = ECANCELED;
 			goto out;
 		}
-		n = read(fd, h->buf, FIDX_HASH_READ_SIZE);
+		n = read(fd, h->buf, left < FIDX_HASH_READ_SIZE ? (size_t)left : FIDX_HASH_READ_SIZE);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -48,10 +48,10 @@ int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIG
 /*
  * Reads fd from its current offset and computes every digest of the
  * hasher's mask into out[d].  expect is the file's size as the walk saw it
- * (UINT64_MAX when unknown): reading stops as soon as exactly expect bytes
- * were read, without the read that would return end of file, so the caller
- * must check the size afterwards (fstat) to know the file did not grow.
- * Otherwise (a file shorter, or found longer) it reads to end of file.  *bytes receives the number of bytes read; when
+ * (UINT64_MAX when unknown): no more than expect bytes are read, and reading
+ * stops there without the read that would return end of file, so the caller
+ * must check the size afterwards (fstat) to know the file did not grow; a
+ * file found shorter is read to its end.  *bytes receives the number of bytes read; when
  * progress is not NULL, every read's length is also added to it as the read
  * completes (for a progress line that moves within a huge file).  When cancel
  * is not NULL it is checked before every read, so that a huge file does not

@@ -189,6 +189,8 @@ static int pool_init(struct pool *p, unsigned n)
 	if (!p->blocks || !p->mem) {
 		free(p->blocks);
 		free(p->mem);
+		p->blocks = NULL; /* stage_free() then leaves the pool alone */
+		p->mem = NULL;
 		errno = ENOMEM;
 		return -1;
 	}
@@ -353,12 +355,16 @@ static void close_file(const struct fidx_hashio *io, int fd)
 static void settle(const struct fidx_hashio *io, struct fidx_record *rec, const char *op,
 		   int errnum, uint64_t bytes)
 {
+	int ret = 0;
 	if (op && errnum == ECANCELED)
-		fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
+		ret = fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
 	else if (op)
-		fidx_record_set_error(rec, op, errnum);
+		ret = fidx_record_set_error(rec, op, errnum);
 	else
 		rec->digest_mask = io->o.digests;
+	/* A record without its error would pass for one without a digest. */
+	if (ret < 0)
+		io->o.fail(io->o.arg, "out of memory");
 	/* Bytes of a file that changed or failed were not all hashed: count the
 	 * difference (modulo 2^64, so a file that grew counts less), so that the
 	 * progress total stays the sum of the sizes the walk saw. */
@@ -449,7 +455,7 @@ static void read_job(struct fidx_hashio *io, struct job *j)
 	}
 	if (rec->meta.size > BLOCK_SIZE)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	while (j->bytes != rec->meta.size) {
+	while (j->bytes < rec->meta.size) {
 		if (stopping(io)) {
 			j->error_op = "interrupted";
 			j->error = ECANCELED;
@@ -457,8 +463,10 @@ static void read_job(struct fidx_hashio *io, struct job *j)
 		}
 		struct block *b = pool_get(&io->pool);
 		ssize_t n;
+		/* Never past the walk's size: a file that grew is not read on. */
+		uint64_t left = rec->meta.size - j->bytes;
 		do
-			n = read(fd, b->data, BLOCK_SIZE);
+			n = read(fd, b->data, left < BLOCK_SIZE ? (size_t)left : BLOCK_SIZE);
 		while (n < 0 && errno == EINTR);
 		if (n <= 0) {
 			pool_put(&io->pool, b);
@@ -729,7 +737,7 @@ static void *stage_thread(void *arg)
 /* Frees what fidx_hashio_start() made; the threads have ended. */
 static void stage_free(struct fidx_hashio *io)
 {
-	for (unsigned i = 0; i < io->nthreads_max; i++)
+	for (unsigned i = 0; io->threads && i < io->nthreads_max; i++)
 		fidx_hasher_destroy(io->threads[i].hasher);
 	free(io->threads);
 	fidx_queue_destroy(io->stream_q);
