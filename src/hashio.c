@@ -5,6 +5,7 @@
  *
  *   in ──► workers (opts.readers of them) ───────────────────────► done()
  *           │ small file: open, read, hash, fstat, close, in one thread
+ *           │ cold cache: its batch opened at once, POSIX_FADV_WILLNEED
  *           │ large file: ──► stream queue ──► streamers ──┐
  *           ◄──────────── blocks of the file, in order ◄───┘
  *
@@ -15,7 +16,10 @@
  * worker hashes the blocks already read: one huge file then runs at the
  * digest's speed, because the copy out of the page cache (or the wait on the
  * disk) happens on another core.  There is one streamer per worker, so a
- * worker never waits for a streamer to be free.
+ * worker never waits for a streamer to be free.  With a cold cache, threads
+ * alone keep too few reads in flight: a worker opens the small files of its
+ * batch (up to PREFETCH_MAX) and asks the kernel for them ahead (prefetch()),
+ * so that a few hundred files are being read at once.
  *
  * Spinning mode (FIDX_IO_HDD):
  *
@@ -76,7 +80,7 @@
 
 #define BLOCK_SIZE (256 * 1024)       /* bytes per block a streamer or reader reads */
 #define AHEAD 8                       /* blocks a reader may be ahead of the hasher */
-#define STREAM_MIN (4 * 1024 * 1024)  /* SSD: files this large are read by a streamer */
+#define STREAM_MIN (4 * 1024 * 1024)  /* files this large are read by a streamer */
 #define WORKER_BATCH 8                /* records a worker takes at once ... */
 #define PREFETCH_MAX 32               /* ... or, prefetching, at most this many */
 #define PREFETCH_BYTES (1024 * 1024)  /* bytes of a file asked for ahead (WILLNEED) */
