@@ -70,21 +70,7 @@ void fidx_queue_destroy(struct fidx_queue *q)
 
 int fidx_queue_push(struct fidx_queue *q, void *item)
 {
-	pthread_mutex_lock(&q->lock);
-	while (q->len == q->capacity && !q->aborted)
-		pthread_cond_wait(&q->not_full, &q->lock);
-	if (q->aborted) {
-		pthread_mutex_unlock(&q->lock);
-		errno = EPIPE;
-		return -1;
-	}
-	q->items[(q->head + q->len) % q->capacity] = item;
-	q->len++;
-	pthread_cond_signal(&q->not_empty);
-	if (q->fill_want && q->len >= q->fill_want)
-		pthread_cond_signal(&q->filled);
-	pthread_mutex_unlock(&q->lock);
-	return 0;
+	return fidx_queue_push_many(q, &item, 1) == 1 ? 0 : -1;
 }
 
 size_t fidx_queue_push_many(struct fidx_queue *q, void *const *items, size_t n)
@@ -128,12 +114,7 @@ static void *take_locked(struct fidx_queue *q)
 void *fidx_queue_pop(struct fidx_queue *q)
 {
 	void *item = NULL;
-	pthread_mutex_lock(&q->lock);
-	while (q->len == 0 && q->producers > 0 && !q->aborted)
-		pthread_cond_wait(&q->not_empty, &q->lock);
-	if (q->len > 0 && !q->aborted)
-		item = take_locked(q);
-	pthread_mutex_unlock(&q->lock);
+	fidx_queue_pop_many(q, &item, 1, false);
 	return item;
 }
 

@@ -37,7 +37,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -454,18 +453,16 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 }
 
 /*
- * Descriptors the hashing stage may hold to read files ahead: the half of
- * the open-file limit that the walk leaves to its caller (walk.h), less a
+ * Descriptors the hashing stage may hold to read files ahead: what the
+ * open-file limit leaves beside the walk (fidx_walk_max_fds()), less a
  * reserve for SQLite and stdio, at most PREFETCH_FILES.
  */
 static unsigned prefetch_budget(unsigned walkers)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 0;
-	uint64_t walk = 32 + 4 * (uint64_t)walkers;
-	uint64_t caller = rl.rlim_cur > walk ? (rl.rlim_cur - walk) / 2 : 0;
-	uint64_t budget = caller > FIDX_FDS_RESERVED ? caller - FIDX_FDS_RESERVED : 0;
+	unsigned long walk = fidx_walk_max_fds(walkers);
+	unsigned long limit = fidx_raise_nofile();
+	unsigned long caller = limit > walk ? limit - walk : 0;
+	unsigned long budget = caller > FIDX_FDS_RESERVED ? caller - FIDX_FDS_RESERVED : 0;
 	return budget < PREFETCH_FILES ? (unsigned)budget : PREFETCH_FILES;
 }
 

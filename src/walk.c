@@ -75,6 +75,7 @@
 #define STATX_MIN (STATX_TYPE | STATX_INO) /* what the walk itself needs (and the device) */
 #define PARK_PENDING 2048   /* a directory with this many untaken children parks */
 #define RESUME_PENDING 512  /* ... and resumes when they fall to this many */
+#define PARENT_FD_CACHE_MAX 4096 /* parent descriptors a walk caches, at most */
 
 struct dir_node {
 	struct dir_node *parent;  /* reference held; NULL for a root */
@@ -993,6 +994,31 @@ unsigned fidx_walk_default_threads(void)
 	return n < FIDX_WALK_MAX_DEFAULT_THREADS ? n : FIDX_WALK_MAX_DEFAULT_THREADS;
 }
 
+/* What fidx_walk() with n threads may hold beside its parent-descriptor cache. */
+static unsigned long fd_reserve(unsigned n)
+{
+	/* Per thread: its listing, a pinned parent, a long-path open, and one
+	 * descriptor of the caller's (a hashed file). */
+	return 32 + 4 * (unsigned long)n;
+}
+
+/*
+ * The parent descriptors a walk of n threads caches under an open-file limit:
+ * half of what the reserve leaves, at most PARENT_FD_CACHE_MAX.
+ */
+static unsigned parent_fd_budget(unsigned long limit, unsigned n)
+{
+	unsigned long reserve = fd_reserve(n);
+	unsigned long budget = limit > reserve ? (limit - reserve) / 2 : 0;
+	return budget > PARENT_FD_CACHE_MAX ? PARENT_FD_CACHE_MAX : (unsigned)budget;
+}
+
+unsigned long fidx_walk_max_fds(unsigned threads)
+{
+	unsigned n = threads ? threads : fidx_walk_default_threads();
+	return fd_reserve(n) + parent_fd_budget(fidx_raise_nofile(), n);
+}
+
 int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_opts *opts)
 {
 	if (!opts->entry) {
@@ -1000,16 +1026,7 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 		return -1;
 	}
 	unsigned n = opts->threads ? opts->threads : fidx_walk_default_threads();
-	struct walk w = {.opts = opts};
-	/*
-	 * Leave room for what the caller and every thread may hold at once (its
-	 * listing, a pinned parent, a long-path open, a hashed file), then cache
-	 * parent descriptors in half of what remains.
-	 */
-	unsigned long limit = fidx_raise_nofile();
-	unsigned long reserve = 32 + 4 * (unsigned long)n;
-	unsigned long budget = limit > reserve ? (limit - reserve) / 2 : 0;
-	w.fd_budget = budget > 4096 ? 4096 : (unsigned)budget;
+	struct walk w = {.opts = opts, .fd_budget = parent_fd_budget(fidx_raise_nofile(), n)};
 
 	struct walker *ts = calloc(n, sizeof(*ts));
 	pthread_t *tids = calloc(n, sizeof(*tids));

@@ -182,9 +182,7 @@ struct fidx_walk_opts {
  * Walks the nroots paths (absolute, or relative to the working directory).  A
  * root that is a symlink is followed when its target exists, as find -H does.
  * Raises the soft RLIMIT_NOFILE to the hard limit and keeps its descriptors
- * within it: at most 32 plus 4 per thread (which also covers one descriptor
- * per thread that a callback may hold), plus half of the rest of the limit;
- * the other half is the caller's.
+ * within fidx_walk_max_fds(): the rest of the limit is the caller's.
  *
  * Returns 0 when the walk ran to its end (errors on entries go to the
  * callbacks, not here), 1 when a callback or cancel stopped it, or -1 with
@@ -202,6 +200,15 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
  */
 #define FIDX_WALK_MAX_DEFAULT_THREADS 32
 unsigned fidx_walk_default_threads(void);
+
+/*
+ * The most descriptors fidx_walk() with threads threads (0: the default)
+ * holds at once, under the open-file limit it raises to: 32 plus 4 per
+ * thread (which also covers one descriptor per thread that a callback may
+ * hold), plus a cache of parent directories in half of what remains, at most
+ * 4096.  Raises the soft RLIMIT_NOFILE to the hard limit, as fidx_walk() does.
+ */
+unsigned long fidx_walk_max_fds(unsigned threads);
 
 #ifdef __cplusplus
 }
