@@ -14,6 +14,9 @@
 /* fidx scan: record a tree into the database. */
 int cmd_scan(int argc, char **argv);
 
+/* fidx scans: list the scans of a database. */
+int cmd_scans(int argc, char **argv);
+
 /* Prints fidx's version and the versions of the libraries it runs with. */
 void print_version(void);
 

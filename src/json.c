@@ -1,9 +1,12 @@
 /*
- * json.c - JSON string escaping for the options recorded in a scan row.
+ * json.c - JSON strings (json.h).
  */
 #include "json.h"
 
+#include <openssl/evp.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
@@ -25,6 +28,52 @@ void fidx_json_string(FILE *out, const char *s)
 		} else {
 			fprintf(out, "\\u%04x", *p++);
 		}
+	}
+	putc('"', out);
+}
+
+/* Returns whether s is valid UTF-8 throughout. */
+static int valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t n = fidx_utf8_seq_len(p);
+		if (!n)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+void fidx_json_path(FILE *out, const char *key, const char *path)
+{
+	fidx_json_string(out, key);
+	putc(':', out);
+	fidx_json_string(out, path);
+	if (valid_utf8(path))
+		return;
+	size_t len = strlen(path);
+	/* EVP_EncodeBlock writes 4 bytes per 3 and a NUL. */
+	unsigned char small[1024], *b64 = small;
+	size_t need = (len + 2) / 3 * 4 + 1;
+	if (need > sizeof(small) && !(b64 = malloc(need))) {
+		/* Cannot happen for a name the kernel gave; keep the output valid JSON. */
+		fprintf(out, ",\"%s_base64\":null", key);
+		return;
+	}
+	EVP_EncodeBlock(b64, (const unsigned char *)path, (int)len);
+	fprintf(out, ",\"%s_base64\":\"%s\"", key, (const char *)b64);
+	if (b64 != small)
+		free(b64);
+}
+
+void fidx_json_hex(FILE *out, const unsigned char *p, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	putc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		putc(digits[p[i] >> 4], out);
+		putc(digits[p[i] & 15], out);
 	}
 	putc('"', out);
 }

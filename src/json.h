@@ -1,5 +1,6 @@
 /*
- * json.h - writing JSON strings.
+ * json.h - writing JSON strings: options in a scan row, paths and digests in
+ * the --json output of the query commands.
  */
 #ifndef FIDX_JSON_H
 #define FIDX_JSON_H
@@ -12,5 +13,16 @@
  * (its Latin-1 reading), since JSON cannot carry raw bytes.
  */
 void fidx_json_string(FILE *out, const char *s);
+
+/*
+ * Writes the member "key": path (as fidx_json_string() writes it); when path
+ * is not valid UTF-8, also "key_base64": its exact bytes in base64 (RFC
+ * 4648), so that a reader can always recover the name.  No separator is
+ * written before or after.
+ */
+void fidx_json_path(FILE *out, const char *key, const char *path);
+
+/* Writes len bytes as a quoted lower-case hex string (a digest). */
+void fidx_json_hex(FILE *out, const unsigned char *p, size_t len);
 
 #endif /* FIDX_JSON_H */

@@ -32,6 +32,7 @@ static const struct command {
 	const char *summary;               /* one line for --help */
 } commands[] = {
 	{"scan", cmd_scan, "record a folder or disk into the database"},
+	{"scans", cmd_scans, "list the scans a database holds"},
 };
 
 void print_version(void)

@@ -40,7 +40,6 @@
 #include "store.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -48,15 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "dbfile.h"
 #include "diag.h"
-
-/* "fidx" in ASCII: PRAGMA application_id of every fidx database. */
-#define FIDX_APPLICATION_ID 0x66696478
-/* The schema this code writes (PRAGMA user_version). */
-#define FIDX_SCHEMA_VERSION 1
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -84,8 +77,9 @@
 #define HEX_DIGEST(c) "nullif(lower(hex(" c ")), '')"
 
 /*
- * Schema version 1 (docs/SCHEMA.md).  No CHECK or UNIQUE constraints on
- * `file`: they would cost time on every row of the bulk load.
+ * Schema version 1 (docs/SCHEMA.md), the base every later version adds to
+ * (see migrations[]).  No CHECK or UNIQUE constraints on `file`: they would
+ * cost time on every row of the bulk load.
  */
 static const char schema_sql[] =
 	"CREATE TABLE scan ("
@@ -157,6 +151,29 @@ static const char schema_sql[] =
 	" " ISO_TIME("mtime_ns") " AS date_last_modification"
 	" FROM file WHERE type = 'f';\n";
 
+/*
+ * Version 2: digests that `fidx dupes` computes after a scan, kept beside the
+ * scan's rows (which are never changed): one row per file it read.
+ */
+#define FILE_DIGEST_SQL \
+	"CREATE TABLE file_digest (" \
+	" file_id INTEGER PRIMARY KEY REFERENCES file(id)," \
+	" edges BLOB," \
+	" sha256 BLOB," \
+	" error TEXT);\n"
+
+/*
+ * migrations[v - 1] takes a database from version v to v + 1.  A new
+ * database gets schema_sql and then every step, so that each addition is
+ * written once and a new database equals a migrated one.  Steps only add
+ * (tables, indexes, views; columns with defaults): what a query of an earlier
+ * version reads keeps its meaning.
+ */
+static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
+	/* 1 -> 2 */
+	FILE_DIGEST_SQL,
+};
+
 /* Parameters of insert_sql, in order (1-based, as SQLite numbers them). */
 enum {
 	P_SCAN_ID = 1, P_PATH, P_NAME, P_EXT, P_TYPE,
@@ -185,6 +202,7 @@ struct fidx_store {
 /* What read_schema_state() found. */
 enum schema_state {
 	SCHEMA_NEW,  /* an empty database: no application_id, version or objects */
+	SCHEMA_OLD,  /* a fidx database of an earlier version: to migrate */
 	SCHEMA_OURS, /* a fidx database of FIDX_SCHEMA_VERSION */
 };
 
@@ -225,71 +243,28 @@ static int wrong_version(struct fidx_store *st, long long version)
 			 fidx_quote(st->path), version, FIDX_SCHEMA_VERSION);
 }
 
-/* Reads a big-endian 32-bit value. */
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /*
- * Looks at the file's first bytes without SQLite, so that nothing of a
- * foreign file is ever opened by it (SQLite would replay a hot journal or
- * checkpoint a WAL).  Returns 0 when the file is missing, empty, or a fidx
- * database of a version we may open; -1 with the message set otherwise.
+ * Looks at the file's first bytes without SQLite (dbfile.h), so that nothing
+ * of a foreign file is ever opened by it.  Returns 0 when the file is
+ * missing, empty, or a fidx database of a version we may open; -1 with the
+ * message set otherwise.
  */
 static int probe_header(struct fidx_store *st)
 {
-	/* SQLite file header: magic at 0, user_version at 60, application_id at 68. */
-	static const char magic[16] = "SQLite format 3";
-	unsigned char h[100];
-	struct stat sb;
-	ssize_t n = 0;
-
-	int fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
+	uint32_t version = 0;
+	switch (fidx_dbfile_probe(st->path, &version)) {
+	case FIDX_DBFILE_MISSING:
+	case FIDX_DBFILE_EMPTY:
+		return 0;
+	case FIDX_DBFILE_FIDX:
+		return version > FIDX_SCHEMA_VERSION ? wrong_version(st, version) : 0;
+	case FIDX_DBFILE_SQLITE:
+	case FIDX_DBFILE_OTHER:
+		return not_ours(st);
+	default:
 		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
 				 strerror(errno));
 	}
-	if (fstat(fd, &sb) < 0) {
-		int e = errno;
-		close(fd);
-		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
-				 strerror(e));
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		close(fd);
-		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
-				 strerror(EISDIR));
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return not_ours(st);
-	}
-	while ((size_t)n < sizeof(h)) {
-		ssize_t r = read(fd, h + n, sizeof(h) - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			return set_error(st, "cannot read database '%s': %s",
-					 fidx_quote(st->path), strerror(e));
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	close(fd);
-	if (n == 0)
-		return 0;
-	if ((size_t)n < sizeof(h) || memcmp(h, magic, sizeof(magic)) != 0 ||
-	    be32(h + 68) != FIDX_APPLICATION_ID)
-		return not_ours(st);
-	if (be32(h + 60) > FIDX_SCHEMA_VERSION)
-		return wrong_version(st, be32(h + 60));
-	return 0;
 }
 
 /*
@@ -298,7 +273,8 @@ static int probe_header(struct fidx_store *st)
  * Returns 0 with *state set, or -1 with the message set when the database is
  * not a fidx one, has another version, or cannot be read.
  */
-static int read_schema_state(struct fidx_store *st, enum schema_state *state)
+static int read_schema_state(struct fidx_store *st, enum schema_state *state,
+			     long long *version_out)
 {
 	sqlite3_stmt *s;
 	int rc = sqlite3_prepare_v2(st->db,
@@ -318,15 +294,16 @@ static int read_schema_state(struct fidx_store *st, enum schema_state *state)
 	long long objects = sqlite3_column_int64(s, 2);
 	sqlite3_finalize(s);
 
+	*version_out = version;
 	if (app == 0 && version == 0 && objects == 0) {
 		*state = SCHEMA_NEW;
 		return 0;
 	}
 	if (app != FIDX_APPLICATION_ID)
 		return not_ours(st);
-	if (version != FIDX_SCHEMA_VERSION)
+	if (version < 1 || version > FIDX_SCHEMA_VERSION)
 		return wrong_version(st, version);
-	*state = SCHEMA_OURS;
+	*state = version < FIDX_SCHEMA_VERSION ? SCHEMA_OLD : SCHEMA_OURS;
 	return 0;
 }
 
@@ -348,29 +325,34 @@ static void rollback(struct fidx_store *st)
 }
 
 /*
- * Creates the schema in a new database, in one transaction, unless another
- * process did so first.  Returns 0, or -1 with the message set.
+ * Creates the schema in a new database, or migrates an older one to
+ * FIDX_SCHEMA_VERSION, in one transaction that also sets user_version, so a
+ * failure leaves the file as it was; does nothing when another process did
+ * it first.  Returns 0, or -1 with the message set.
  */
-static int create_schema(struct fidx_store *st)
+static int setup_schema(struct fidx_store *st)
 {
 	enum schema_state state;
-	char *sql;
+	long long version;
 
 	if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
-	if (read_schema_state(st, &state) < 0)
+	if (read_schema_state(st, &state, &version) < 0)
 		goto fail;
 	if (state == SCHEMA_NEW) {
-		sql = sqlite3_mprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;\n%s",
-				      FIDX_APPLICATION_ID, FIDX_SCHEMA_VERSION, schema_sql);
-		if (!sql) {
-			set_error(st, "cannot write database '%s': out of memory",
-				  fidx_quote(st->path));
+		char sql[64];
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", FIDX_APPLICATION_ID);
+		if (exec(st, sql, "write") < 0 || exec(st, schema_sql, "write") < 0)
 			goto fail;
-		}
-		int rc = exec(st, sql, "write");
-		sqlite3_free(sql);
-		if (rc < 0)
+		version = 1;
+	}
+	if (state != SCHEMA_OURS) {
+		for (long long v = version; v < FIDX_SCHEMA_VERSION; v++)
+			if (exec(st, migrations[v - 1], "migrate") < 0)
+				goto fail;
+		char sql[64];
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", FIDX_SCHEMA_VERSION);
+		if (exec(st, sql, "write") < 0)
 			goto fail;
 	}
 	if (exec(st, "COMMIT", "write") < 0)
@@ -388,6 +370,7 @@ fail:
 static int connect_db(struct fidx_store *st, int cache_kib)
 {
 	enum schema_state state;
+	long long version;
 	char pragmas[128];
 
 	if (sqlite3_open_v2(st->path, &st->db,
@@ -401,9 +384,9 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 	/* Until the file is accepted, closing must not write to it. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	if (read_schema_state(st, &state) < 0)
+	if (read_schema_state(st, &state, &version) < 0)
 		return -1;
-	if (state == SCHEMA_NEW && create_schema(st) < 0)
+	if (state != SCHEMA_OURS && setup_schema(st) < 0)
 		return -1;
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 

@@ -26,6 +26,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dbfile.h"
 #include "record.h"
 #include "store.h"
 
@@ -361,7 +362,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(fidx_store_close(st), 0);
 
 	sqlite3 *h = open_sqlite(f->db);
-	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), FIDX_SCHEMA_VERSION);
 	assert_int_equal(query_int(h, "PRAGMA application_id"), 0x66696478);
 	assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
 				      " AND name = 'file_scan_path'"), 1);
@@ -588,13 +589,13 @@ static void test_newer_version(void **state)
 
 	assert_int_equal(fidx_store_close(open_store(f->db, 0)), 0);
 	sqlite3 *h = open_sqlite(f->db);
-	exec_sql(h, "PRAGMA user_version = 2");
+	exec_sql(h, "PRAGMA user_version = 99");
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
 
 	char *before = slurp(f->db, &len);
 	char *msg = open_refused(f->db);
-	snprintf(expect, sizeof(expect), "database '%s' has schema version 2; this fidx knows 1",
-		 f->db);
+	snprintf(expect, sizeof(expect), "database '%s' has schema version 99; this fidx knows %d",
+		 f->db, FIDX_SCHEMA_VERSION);
 	assert_string_equal(msg, expect);
 	assert_unchanged(f->db, before, len);
 	free(msg);
@@ -603,14 +604,15 @@ static void test_newer_version(void **state)
 	h = open_sqlite(f->db);
 	exec_sql(h, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 1;"
 		    " PRAGMA journal_mode = WAL");
+	/* (version 1 here only so the header is not the newer one; never opened as such) */
 	sqlite3 *h2 = open_sqlite(f->db);
-	exec_sql(h2, "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = 7");
+	exec_sql(h2, "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = 99");
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
 	free(before);
 	before = slurp(f->db, &len);
 	msg = open_refused(f->db);
-	snprintf(expect, sizeof(expect), "database '%s' has schema version 7; this fidx knows 1",
-		 f->db);
+	snprintf(expect, sizeof(expect), "database '%s' has schema version 99; this fidx knows %d",
+		 f->db, FIDX_SCHEMA_VERSION);
 	assert_string_equal(msg, expect);
 	size_t n;
 	char *now = slurp(f->db, &n);
@@ -620,6 +622,105 @@ static void test_newer_version(void **state)
 	free(now);
 	free(msg);
 	free(before);
+}
+
+/* The objects of schema version 1, the base every migration adds to. */
+#define V1_OBJECTS "('scan', 'file', 'file_view', 'data', 'file_scan_path')"
+
+/*
+ * Turns the fidx database at db back into a version 1 database: drops what
+ * later versions added, sets user_version 1.  Returns the number of objects
+ * dropped, for a check that there were some.
+ */
+static int make_version_1(const char *db)
+{
+	sqlite3 *h = open_sqlite(db);
+	int dropped = 0;
+	/* Virtual tables first: dropping one drops its shadow tables. */
+	const char *kinds[] = {"table' AND sql LIKE 'CREATE VIRTUAL%", "view", "index", "table"};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (;;) {
+			char sql[512], name[256];
+			snprintf(sql, sizeof(sql), "SELECT name FROM sqlite_master WHERE type = '%s'"
+				 " AND name NOT IN " V1_OBJECTS " AND name NOT LIKE 'sqlite_%%'"
+				 " LIMIT 1", kinds[k]);
+			sqlite3_stmt *s = prepare(h, sql);
+			if (sqlite3_step(s) != SQLITE_ROW) {
+				sqlite3_finalize(s);
+				break;
+			}
+			snprintf(name, sizeof(name), "%s", (const char *)sqlite3_column_text(s, 0));
+			sqlite3_finalize(s);
+			snprintf(sql, sizeof(sql), "DROP %s \"%s\"",
+				 k == 0 ? "TABLE" : kinds[k], name);
+			exec_sql(h, sql);
+			dropped++;
+		}
+	}
+	exec_sql(h, "PRAGMA user_version = 1");
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	return dropped;
+}
+
+/* Returns the schema's SQL text, sorted, as one malloc'ed string. */
+static char *schema_text(const char *db)
+{
+	sqlite3 *h = open_sqlite(db);
+	sqlite3_stmt *s = prepare(h, "SELECT group_concat(sql, ';') FROM"
+				     " (SELECT sql FROM sqlite_master ORDER BY name)");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	char *text = strdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	return text;
+}
+
+/*
+ * A version 1 database is migrated when opened for writing: it ends with the
+ * same schema as a new one and keeps its rows; a migration that fails leaves
+ * the file at version 1, as it was.
+ */
+static void test_migration(void **state)
+{
+	struct fixture *f = *state;
+	struct fidx_store *st = open_store(f->db, 0);
+	int64_t scan = begin_scan(st, "/r");
+	struct fidx_record *r = make_rec(scan, "/r", 2, 'd');
+	add(st, r);
+	end_scan(st, scan, 1);
+	assert_int_equal(fidx_store_build_indexes(st), 0);
+	assert_int_equal(fidx_store_close(st), 0);
+	char *fresh = schema_text(f->db);
+
+	assert_true(make_version_1(f->db) > 0);
+	st = open_store(f->db, 0);
+	assert_int_equal(fidx_store_close(st), 0);
+	char *migrated = schema_text(f->db);
+	assert_string_equal(migrated, fresh);
+	sqlite3 *h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), FIDX_SCHEMA_VERSION);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE path = '/r'"), 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+
+	/* A table in the way of the migration: refused, rolled back, still version 1. */
+	make_version_1(f->db);
+	h = open_sqlite(f->db);
+	exec_sql(h, "CREATE TABLE file_digest (x)");
+	exec_sql(h, "PRAGMA journal_mode = DELETE");
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	size_t len;
+	char *before = slurp(f->db, &len);
+	char *msg = open_refused(f->db);
+	assert_non_null(strstr(msg, "cannot migrate database"));
+	assert_unchanged(f->db, before, len);
+	h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	free(msg);
+	free(before);
+	free(fresh);
+	free(migrated);
+	fidx_record_free(r);
 }
 
 /* A text file, and SQLite files of other applications, are refused untouched. */
@@ -670,7 +771,7 @@ static void test_empty_and_missing(void **state)
 	close(fd);
 	assert_int_equal(fidx_store_close(open_store(f->db, 0)), 0);
 	sqlite3 *h = open_sqlite(f->db);
-	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), FIDX_SCHEMA_VERSION);
 	assert_int_equal(query_int(h, "SELECT count(*) FROM sqlite_master WHERE name = 'data'"),
 			 1);
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
@@ -762,6 +863,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_scans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),

@@ -1,0 +1,44 @@
+/*
+ * output.h - what the query commands print, and how.
+ *
+ * A command's results go to stdout through stdio with one large buffer
+ * (fidx_out_begin()), written by one thread, so output is a few large
+ * write()s and never interleaves.  Paths are printed byte for byte, ended by
+ * '\n' or, with -0, by '\0' (the only byte a path cannot hold); the --json
+ * form of a path is fidx_json_path() (json.h).  fidx_out_end() reports a
+ * failed write (a full disk, a closed pipe) as one line; nothing is lost
+ * silently.
+ */
+#ifndef FIDX_OUTPUT_H
+#define FIDX_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The stdout buffer, chosen by measurement (docs/BENCHMARKS.md, "Output"). */
+#define FIDX_OUT_BUFFER (256 * 1024)
+
+/* Gives stdout a FIDX_OUT_BUFFER buffer, fully buffered even on a terminal. */
+void fidx_out_begin(void);
+
+/* Writes path and its terminator ('\0' when nul, else '\n') to stdout. */
+static inline void fidx_out_path(const char *path, bool nul)
+{
+	fputs_unlocked(path, stdout);
+	putc_unlocked(nul ? '\0' : '\n', stdout);
+}
+
+/*
+ * Flushes stdout.  Returns 0, or -1 after printing "cannot write output:
+ * <why>" when any write failed.
+ */
+int fidx_out_end(void);
+
+/*
+ * Formats bytes for people, in powers of 1024 with one decimal below 10
+ * ("0 B", "512 B", "1.5 KiB", "23 MiB", "4.0 GiB").  Returns buf.
+ */
+const char *fidx_human_size(uint64_t bytes, char buf[static 16]);
+
+#endif /* FIDX_OUTPUT_H */

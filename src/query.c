@@ -1,0 +1,254 @@
+/*
+ * query.c - opening the database for reading and choosing its scans (query.h).
+ */
+#include "query.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbfile.h"
+#include "diag.h"
+
+/* Wait this long for a writer's lock (only a checkpoint ever takes one). */
+#define BUSY_TIMEOUT_MS 10000
+
+int fidx_query_db_arg(const char *arg, struct fidx_query_args *a)
+{
+	uint32_t version;
+	int kind = fidx_dbfile_probe(arg, &version);
+	if (a->db || (kind != FIDX_DBFILE_FIDX && kind != FIDX_DBFILE_SQLITE))
+		return 0;
+	a->db = arg;
+	return 1;
+}
+
+/*
+ * Checks the file before SQLite opens it.  Returns 0, or -1 after printing
+ * why it cannot be read as a fidx database.
+ */
+static int check_file(const char *path)
+{
+	uint32_t version = 0;
+	switch (fidx_dbfile_probe(path, &version)) {
+	case FIDX_DBFILE_FIDX:
+		if (version <= FIDX_SCHEMA_VERSION)
+			return 0;
+		fidx_error("database '%s' has schema version %" PRIu32 "; this fidx knows %d",
+			   fidx_quote(path), version, FIDX_SCHEMA_VERSION);
+		return -1;
+	case FIDX_DBFILE_MISSING:
+		fidx_error("database '%s' does not exist (create it with 'fidx scan', or "
+			   "give one with --db)", fidx_quote(path));
+		return -1;
+	case FIDX_DBFILE_EMPTY:
+		fidx_error("database '%s' is empty: it holds no scan", fidx_quote(path));
+		return -1;
+	case FIDX_DBFILE_SQLITE:
+	case FIDX_DBFILE_OTHER:
+		fidx_error("'%s' is not a fidx database", fidx_quote(path));
+		return -1;
+	default:
+		fidx_error("cannot open database '%s': %s", fidx_quote(path), strerror(errno));
+		return -1;
+	}
+}
+
+int fidx_query_fail(const struct fidx_query *q)
+{
+	fidx_error("cannot read database '%s': %s", fidx_quote(q->path), sqlite3_errmsg(q->db));
+	return 2;
+}
+
+sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(q->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		fidx_query_fail(q);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Reads the schema version through SQLite (the header may lag behind the WAL)
+ * and checks it.  Returns 0, or -1 after printing why.
+ */
+static int check_version(struct fidx_query *q)
+{
+	sqlite3_stmt *s = fidx_query_prepare(q,
+		"SELECT (SELECT application_id FROM pragma_application_id),"
+		" (SELECT user_version FROM pragma_user_version)");
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		fidx_query_fail(q);
+		sqlite3_finalize(s);
+		return -1;
+	}
+	long long app = sqlite3_column_int64(s, 0), version = sqlite3_column_int64(s, 1);
+	sqlite3_finalize(s);
+	if (app != FIDX_APPLICATION_ID) {
+		fidx_error("'%s' is not a fidx database", fidx_quote(q->path));
+		return -1;
+	}
+	if (version < 1 || version > FIDX_SCHEMA_VERSION) {
+		fidx_error("database '%s' has schema version %lld; this fidx knows %d",
+			   fidx_quote(q->path), version, FIDX_SCHEMA_VERSION);
+		return -1;
+	}
+	q->version = (int)version;
+	return 0;
+}
+
+/*
+ * Parses "3" or "3,5,9" into the TEMP table, checking that each scan exists.
+ * Returns 0, or -1 after printing why.
+ */
+static int select_listed(struct fidx_query *q, const char *spec, sqlite3_stmt *add)
+{
+	sqlite3_stmt *find = fidx_query_prepare(q, "SELECT root FROM scan WHERE id = ?");
+	const char *p = spec;
+	int ret = -1;
+
+	if (!find)
+		return -1;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long long id = strtoll(p, &end, 10);
+		if (errno || end == p || *p == '-' || *p == '+' || (*end && *end != ',') || id < 1) {
+			fidx_error("invalid --scan '%s': expected scan ids such as 3 or 3,5",
+				   fidx_quote(spec));
+			goto out;
+		}
+		sqlite3_bind_int64(find, 1, id);
+		int rc = sqlite3_step(find);
+		if (rc == SQLITE_DONE) {
+			fidx_error("database '%s' has no scan %lld ('fidx scans' lists them)",
+				   fidx_quote(q->path), id);
+			goto out;
+		}
+		if (rc != SQLITE_ROW) {
+			fidx_query_fail(q);
+			goto out;
+		}
+		sqlite3_bind_int64(add, 1, id);
+		sqlite3_bind_value(add, 2, sqlite3_column_value(find, 0));
+		rc = sqlite3_step(add);
+		sqlite3_reset(add);
+		sqlite3_reset(find);
+		/* A repeated id is kept once. */
+		if (rc != SQLITE_DONE && (sqlite3_errcode(q->db) & 0xff) != SQLITE_CONSTRAINT) {
+			fidx_query_fail(q);
+			goto out;
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(find);
+	return ret;
+}
+
+/*
+ * Fills the TEMP table selected_scan and q->scans from spec (NULL: the
+ * newest complete scan of each root).  Returns 0, or -1 after printing why.
+ */
+static int select_scans(struct fidx_query *q, const char *spec, bool every)
+{
+	sqlite3_stmt *s;
+	int ret = -1;
+
+	if (sqlite3_exec(q->db, "CREATE TEMP TABLE selected_scan (id INTEGER PRIMARY KEY,"
+				" root TEXT NOT NULL)", NULL, NULL, NULL) != SQLITE_OK)
+		return fidx_query_fail(q), -1;
+	if (spec) {
+		if (!(s = fidx_query_prepare(q, "INSERT INTO selected_scan VALUES (?, ?)")))
+			return -1;
+		ret = select_listed(q, spec, s);
+		sqlite3_finalize(s);
+		if (ret < 0)
+			return -1;
+	} else if (sqlite3_exec(q->db, every ? "INSERT INTO selected_scan SELECT id, root FROM scan"
+					     : "INSERT INTO selected_scan SELECT max(id), root FROM scan"
+					       " WHERE status = 'complete' GROUP BY root",
+				NULL, NULL, NULL) != SQLITE_OK) {
+		return fidx_query_fail(q), -1;
+	}
+
+	if (!(s = fidx_query_prepare(q, "SELECT id FROM selected_scan ORDER BY id")))
+		return -1;
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (q->nscans == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+			int64_t *n = realloc(q->scans, ncap * sizeof(*n));
+			if (!n) {
+				fidx_error("out of memory");
+				goto out;
+			}
+			q->scans = n;
+			cap = ncap;
+		}
+		q->scans[q->nscans++] = sqlite3_column_int64(s, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		fidx_query_fail(q);
+		goto out;
+	}
+	if (q->nscans == 0 && !every) {
+		fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans;"
+			   " --scan ID reads one that is not complete)", fidx_quote(q->path));
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
+{
+	const char *path = a->db ? a->db : "fidx.db";
+	struct fidx_query *q;
+
+	if (check_file(path) < 0)
+		return NULL;
+	if (!(q = calloc(1, sizeof(*q))) || !(q->path = strdup(path))) {
+		free(q);
+		fidx_error("out of memory");
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		if (q->db)
+			fidx_error("cannot open database '%s': %s", fidx_quote(path),
+				   sqlite3_errmsg(q->db));
+		else
+			fidx_error("cannot open database '%s': out of memory", fidx_quote(path));
+		goto fail;
+	}
+	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
+	if (check_version(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
+		goto fail;
+	return q;
+fail:
+	fidx_query_close(q);
+	return NULL;
+}
+
+void fidx_query_close(struct fidx_query *q)
+{
+	if (!q)
+		return;
+	sqlite3_close(q->db);
+	free(q->scans);
+	free(q->path);
+	free(q);
+}

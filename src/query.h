@@ -1,0 +1,69 @@
+/*
+ * query.h - the read side of the database, shared by the query commands.
+ *
+ * find, dupes, du, stats, match, scans and export all start the same way:
+ *
+ *     argv ──► fidx_query_db_arg()     is the first argument the database?
+ *          ──► fidx_query_open()       dbfile probe, then SQLite read-only:
+ *              │                        refuses a missing, empty, foreign or
+ *              │                        newer database with one clear line
+ *              ▼
+ *              select scans             --scan ID[,ID...], or the newest
+ *                                       complete scan of each root (every
+ *                                       scan for `fidx scans`)
+ *
+ * The selection is a TEMP table, `selected_scan(id, root)`, so a command's
+ * SQL says `WHERE scan_id IN (SELECT id FROM selected_scan)`; its ids are
+ * also in struct fidx_query.  A read-only connection sees every committed
+ * row and never blocks a scan that is writing (WAL); the scan still running
+ * is not complete, so it is not selected unless named with --scan.
+ */
+#ifndef FIDX_QUERY_H
+#define FIDX_QUERY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+/* An open database and the scans a command reads. */
+struct fidx_query {
+	sqlite3 *db;       /* read-only connection */
+	char *path;        /* the database path, for messages */
+	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
+	int64_t *scans;    /* the selected scan ids, ascending */
+	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
+};
+
+/*
+ * Decides whether args[0] of a command whose database is optional names the
+ * database: true when it is a SQLite file (ours or not: a foreign one is then
+ * refused by name rather than taken for a pattern or a path).  Sets a->db and
+ * returns 1 when it does (unless --db was given, which wins: then 0).
+ */
+int fidx_query_db_arg(const char *arg, struct fidx_query_args *a);
+
+/*
+ * Opens a->db (or ./fidx.db) read-only and selects a->scan.  On failure
+ * prints one line (missing database, not a fidx database, newer version, no
+ * such scan, no complete scan) and returns NULL.
+ */
+struct fidx_query *fidx_query_open(const struct fidx_query_args *a);
+
+/*
+ * Prints "cannot read database 'x': <SQLite's message>" for the last failed
+ * call on q->db.  Returns 2, the exit status of a fatal error.
+ */
+int fidx_query_fail(const struct fidx_query *q);
+
+/*
+ * Prepares sql on q's connection.  Returns the statement, or NULL after
+ * printing the failure as fidx_query_fail() does.
+ */
+sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql);
+
+/* Closes the connection and frees q.  NULL is allowed. */
+void fidx_query_close(struct fidx_query *q);
+
+#endif /* FIDX_QUERY_H */
