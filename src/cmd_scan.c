@@ -10,7 +10,6 @@
 #include "commands.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +24,7 @@
 #include "hash.h"
 #include "interactive.h"
 #include "blockdev.h"
+#include "cli.h"
 #include "json.h"
 #include "progress.h"
 #include "scan.h"
@@ -44,11 +44,7 @@ enum {
 };
 
 /* The options of `fidx scan`, in the order --help lists them. */
-static const struct option_doc {
-	struct option opt;   /* for getopt_long() */
-	const char *arg;     /* argument name for --help, or NULL */
-	const char *help;    /* one line of --help */
-} scan_options[] = {
+static const struct fidx_option scan_options[] = {
 	{{"db", required_argument, NULL, 'o'}, "FILE",
 	 "database to add the scan to (default ./fidx.db)"},
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
@@ -95,18 +91,7 @@ static void scan_usage(FILE *out)
 	      "and digests of regular files) into a SQLite database, as one new scan per\n"
 	      "PATH.  Earlier scans in the database are never modified.\n\n"
 	      "Options:\n", out);
-	for (size_t i = 0; i < NOPTIONS; i++) {
-		const struct option_doc *d = &scan_options[i];
-		char left[64];
-		int c = d->opt.val;
-		if (c < 256) /* has a short form */
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", c, d->opt.name,
-				 d->arg ? " " : "", d->arg ? d->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", d->opt.name, d->arg ? " " : "",
-				 d->arg ? d->arg : "");
-		fprintf(out, "  %-21s%s\n", left, d->help);
-	}
+	fidx_cli_usage(out, scan_options, NOPTIONS);
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
 	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
 	      out);
@@ -265,9 +250,7 @@ static void print_errors(FILE *list)
 int cmd_scan(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
-	for (size_t i = 0; i < NOPTIONS; i++)
-		longopts[i] = scan_options[i].opt;
-	memset(&longopts[NOPTIONS], 0, sizeof(longopts[0]));
+	fidx_cli_longopts(scan_options, NOPTIONS, longopts);
 
 	const char *db = "fidx.db", *hash = "sha256";
 	unsigned jobs = usable_cpus(), digests = 0;
@@ -326,13 +309,8 @@ int cmd_scan(int argc, char **argv)
 		case 'i': interactive = true; break;
 		case 'h': scan_usage(stdout); status = 0; goto out;
 		case OPT_VERSION: print_version(); status = 0; goto out;
-		case ':':
-			fidx_error("option '%s' needs an argument (see 'fidx scan --help')",
-				   fidx_quote(argv[optind - 1]));
-			goto out;
 		default:
-			fidx_error("unknown option '%s' (see 'fidx scan --help')",
-				   fidx_quote(argv[optind - 1]));
+			fidx_cli_bad_option("scan", c, argv);
 			goto out;
 		}
 	}
