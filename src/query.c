@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dbfile.h"
 #include "diag.h"
@@ -73,17 +75,86 @@ sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql)
 }
 
 /*
- * Reads the schema version through SQLite (the header may lag behind the WAL)
- * and checks it.  Returns 0, or -1 after printing why.
+ * Opens q->path read-only, as an immutable file when immutable is set.
+ * Returns 0, or -1 after printing why.
+ */
+static int connect_read(struct fidx_query *q, bool immutable)
+{
+	char *uri = NULL;
+	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+
+	if (immutable) {
+		/* file:PATH?immutable=1, PATH percent-encoded but for unreserved bytes. */
+		size_t len = strlen(q->path);
+		if (!(uri = malloc(3 * len + 32))) {
+			fidx_error("out of memory");
+			return -1;
+		}
+		char *o = uri + sprintf(uri, "file:");
+		for (const unsigned char *p = (const unsigned char *)q->path; *p; p++) {
+			if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+				*o++ = (char)*p;
+			else
+				o += sprintf(o, "%%%02X", *p);
+		}
+		strcpy(o, "?immutable=1");
+		flags |= SQLITE_OPEN_URI;
+	}
+	int rc = sqlite3_open_v2(uri ? uri : q->path, &q->db, flags, NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		if (q->db)
+			fidx_error("cannot open database '%s': %s", fidx_quote(q->path),
+				   sqlite3_errmsg(q->db));
+		else
+			fidx_error("cannot open database '%s': out of memory", fidx_quote(q->path));
+		return -1;
+	}
+	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
+	return 0;
+}
+
+/*
+ * Returns whether the database has no write-ahead log beside it (none, or an
+ * empty one): then its main file holds every committed row.
+ */
+static bool no_wal(const char *path)
+{
+	char wal[PATH_MAX + 8];
+	struct stat sb;
+	if (snprintf(wal, sizeof(wal), "%s-wal", path) >= (int)sizeof(wal))
+		return false;
+	return stat(wal, &sb) < 0 ? errno == ENOENT : sb.st_size == 0;
+}
+
+/*
+ * Reads application_id and user_version through SQLite (the header may lag
+ * behind the WAL) and checks them.  A WAL database in a folder this user
+ * cannot write (evidence on read-only media, another user's database) cannot
+ * create its shared-memory file: when no WAL content is pending, it is read
+ * as an immutable file instead.  Returns 0, or -1 after printing why.
  */
 static int check_version(struct fidx_query *q)
 {
-	sqlite3_stmt *s = fidx_query_prepare(q,
-		"SELECT (SELECT application_id FROM pragma_application_id),"
-		" (SELECT user_version FROM pragma_user_version)");
-	if (!s)
-		return -1;
-	if (sqlite3_step(s) != SQLITE_ROW) {
+	static const char sql[] = "SELECT (SELECT application_id FROM pragma_application_id),"
+				  " (SELECT user_version FROM pragma_user_version)";
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW && sqlite3_extended_errcode(q->db) == SQLITE_READONLY_DIRECTORY &&
+	    no_wal(q->path)) {
+		sqlite3_finalize(s);
+		sqlite3_close(q->db);
+		q->db = NULL;
+		if (connect_read(q, true) < 0)
+			return -1;
+		rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(s);
+	}
+	if (rc != SQLITE_ROW) {
 		fidx_query_fail(q);
 		sqlite3_finalize(s);
 		return -1;
@@ -225,17 +296,7 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 		fidx_error("out of memory");
 		return NULL;
 	}
-	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		if (q->db)
-			fidx_error("cannot open database '%s': %s", fidx_quote(path),
-				   sqlite3_errmsg(q->db));
-		else
-			fidx_error("cannot open database '%s': out of memory", fidx_quote(path));
-		goto fail;
-	}
-	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
-	if (check_version(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
+	if (connect_read(q, false) < 0 || check_version(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
 		goto fail;
 	return q;
 fail:

@@ -16,7 +16,9 @@
  * SQL says `WHERE scan_id IN (SELECT id FROM selected_scan)`; its ids are
  * also in struct fidx_query.  A read-only connection sees every committed
  * row and never blocks a scan that is writing (WAL); the scan still running
- * is not complete, so it is not selected unless named with --scan.
+ * is not complete, so it is not selected unless named with --scan.  A
+ * database in a folder the user cannot write (read-only evidence media) is
+ * read as an immutable file when no WAL content is pending beside it.
  */
 #ifndef FIDX_QUERY_H
 #define FIDX_QUERY_H
