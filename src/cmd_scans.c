@@ -32,7 +32,7 @@ static void scans_usage(FILE *out)
 	      "status, start (UTC), duration, entries, bytes of regular files, entries\n"
 	      "recorded with an error, host and root.  A scan still running shows '-'\n"
 	      "for what it has not finished.  Every scan is listed unless --scan names\n"
-	      "some.\n\n"
+	      "some.  With -0 each line ends with a NUL byte and there is no header.\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, scans_options, NOPTIONS);
 	fputs("\nExit status: 0 listed (even none), 2 usage or fatal error.\n", out);
@@ -168,7 +168,7 @@ int cmd_scans(int argc, char **argv)
 					" bytes, errors FROM scan"
 					" WHERE id IN (SELECT id FROM selected_scan) ORDER BY id")))
 		goto out;
-	if (!qa.json)
+	if (!qa.json && !qa.nul)
 		printf("%4s  %-11s  %-20s  %8s  %9s  %9s  %6s  %-12s  %s\n", "ID", "STATUS",
 		       "STARTED (UTC)", "DURATION", "ENTRIES", "BYTES", "ERRORS", "HOST", "ROOT");
 	int rc;

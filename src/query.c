@@ -209,13 +209,12 @@ static int select_listed(struct fidx_query *q, const char *spec, sqlite3_stmt *a
 		sqlite3_bind_int64(add, 1, id);
 		sqlite3_bind_value(add, 2, sqlite3_column_value(find, 0));
 		rc = sqlite3_step(add);
-		sqlite3_reset(add);
-		sqlite3_reset(find);
-		/* A repeated id is kept once. */
-		if (rc != SQLITE_DONE && (sqlite3_errcode(q->db) & 0xff) != SQLITE_CONSTRAINT) {
+		if (rc != SQLITE_DONE) {
 			fidx_query_fail(q);
 			goto out;
 		}
+		sqlite3_reset(add);
+		sqlite3_reset(find);
 		if (!*end)
 			break;
 		p = end + 1;
@@ -239,7 +238,8 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every)
 				" root TEXT NOT NULL)", NULL, NULL, NULL) != SQLITE_OK)
 		return fidx_query_fail(q), -1;
 	if (spec) {
-		if (!(s = fidx_query_prepare(q, "INSERT INTO selected_scan VALUES (?, ?)")))
+		/* OR IGNORE: a repeated id is kept once. */
+		if (!(s = fidx_query_prepare(q, "INSERT OR IGNORE INTO selected_scan VALUES (?, ?)")))
 			return -1;
 		ret = select_listed(q, spec, s);
 		sqlite3_finalize(s);
