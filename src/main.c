@@ -4,6 +4,11 @@
  * Map of the sources (docs/ARCHITECTURE.md draws the pipeline):
  *   main.c          this file: the subcommand table, --help, --version
  *   cmd_scan.c      `fidx scan`: options, roots, summary, exit status
+ *   cmd_scans.c     `fidx scans`: the scans a database holds (the model query command)
+ *   cli.c           option tables, --help and option errors of every command
+ *   query.c         the read side: read-only open, scan selection (--scan)
+ *   output.c        results on stdout: one big buffer, byte-exact paths, sizes for people
+ *   dbfile.c        recognising a fidx database from its header, before SQLite opens it
  *   interactive.c   the prompts of `fidx scan -i` (and of a bare `fidx` on a terminal)
  *   mounts.c        the mount table, from /proc/self/mountinfo
  *   scan.c          the pipeline: walker -> hash queue -> hash workers -> writer queue -> writer
