@@ -10,6 +10,11 @@
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
 #   make bench-hdd       reading in on-disk order, on a loop-mounted ext4 image (root)
+#   make bench-find      fidx find and its index against plocate (updatedb), warm
+#   make bench-du        fidx du and stats beside coreutils du, warm
+#   make bench-dupes     fidx dupes against jdupes, fdupes and rmlint, warm and cold
+#   make bench-export    fidx export of a million entries in every format; the stdout buffer
+#   make bench-match     fidx match: a 5M-line list against a million files, and the set study
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
@@ -43,7 +48,7 @@ TSAN_UNITS := test_queue test_walk test_scan test_hashio
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd clean
+.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -99,13 +104,12 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/fidx scan -o fidx.db $(DIR); st=$$?; [ $$st -le 1 ] || exit $$st
 	@echo
-	@echo "Some questions for ./fidx.db (sqlite3 fidx.db):"
-	@echo "-- the scans it holds"
-	sqlite3 -header -column fidx.db "SELECT id, root, status, entries, files, bytes, errors FROM scan ORDER BY id DESC LIMIT 5"
-	@echo "-- the ten largest files of the newest scan"
+	@echo "Some questions for ./fidx.db (fidx scans|find|dupes|du|stats|match|export, or sqlite3):"
+	$(BUILD)/fidx scans fidx.db
+	@echo "-- the ten largest files of the newest scan, in SQL"
 	sqlite3 -header -column fidx.db "SELECT size, path FROM file WHERE scan_id = (SELECT max(id) FROM scan) AND type = 'f' ORDER BY size DESC LIMIT 10"
-	@echo "-- files with identical content (SHA-256), largest waste first"
-	sqlite3 -header -column fidx.db "SELECT count(*) AS copies, size, hex(sha256) AS sha256 FROM file WHERE scan_id = (SELECT max(id) FROM scan) AND type = 'f' AND size > 0 AND sha256 IS NOT NULL GROUP BY sha256, size HAVING count(*) > 1 ORDER BY (count(*) - 1) * size DESC LIMIT 5"
+	$(BUILD)/fidx du fidx.db | head -12
+	$(BUILD)/fidx dupes fidx.db | head -12
 
 # The library as a user gets it: installed into a staging prefix, the example
 # compiled with `pkg-config --cflags --libs fidx` alone, its counts checked.
@@ -151,6 +155,36 @@ bench-hdd: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/read-order
 	BUILD=$(BUILD) bench/hdd-order
+
+bench-find: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/find-build
+	BUILD=$(BUILD) bench/find
+
+bench-du: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
+	BUILD=$(BUILD) bench/du
+
+bench-dupes: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) bench/dupes
+
+# Preload of bench/export: another stdout buffer size without rebuilding fidx.
+$(BUILD)/bench/stdout-buffer.so: bench/stdout-buffer.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+bench-export: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/stdout-buffer.so
+	BUILD=$(BUILD) bench/export
+
+bench-match: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/match-set
+	BUILD=$(BUILD) bench/match
 
 clean:
 	rm -rf build

@@ -10,7 +10,9 @@
  *
  * The query commands (find, dupes, du, stats, match, scans, export) share
  * four options, FIDX_QUERY_OPTIONS, parsed by fidx_query_option(): the
- * database, the scans, --json and -0.
+ * database and the scans (FIDX_DB_OPTIONS), --json and -0
+ * (FIDX_OUTPUT_OPTIONS; export, whose formats decide the output, takes only
+ * the first two).
  */
 #ifndef FIDX_CLI_H
 #define FIDX_CLI_H
@@ -59,19 +61,25 @@ struct fidx_query_args {
 			       (of any status, possibly none) instead of the default */
 };
 
-/* The rows of FIDX_QUERY_OPTIONS, for a command's option table. */
-#define FIDX_QUERY_OPTIONS \
+/* The options that choose what is read: --db and --scan. */
+#define FIDX_DB_OPTIONS \
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE", \
 	 "the database (default ./fidx.db); the first argument\n" \
 	 "                       names it too when it is a SQLite file"}, \
 	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID", \
 	 "the scans to read, e.g. 3 or 3,5 (default: the newest\n" \
-	 "                       complete scan of each root)"}, \
+	 "                       complete scan of each root)"}
+
+/* The options that shape the output: --json and -0. */
+#define FIDX_OUTPUT_OPTIONS \
 	{{"json", no_argument, NULL, FIDX_OPT_JSON}, NULL, \
 	 "one JSON object per line; a path that is not UTF-8\n" \
 	 "                       also comes as base64 (\"path_base64\")"}, \
 	{{"null", no_argument, NULL, '0'}, NULL, \
 	 "end each path with a NUL byte, not a newline"}
+
+/* The rows of both, for a query command's option table. */
+#define FIDX_QUERY_OPTIONS FIDX_DB_OPTIONS, FIDX_OUTPUT_OPTIONS
 
 /*
  * Handles option c (with its argument arg) if it is one of FIDX_QUERY_OPTIONS.

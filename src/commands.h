@@ -17,6 +17,24 @@ int cmd_scan(int argc, char **argv);
 /* fidx scans: list the scans of a database. */
 int cmd_scans(int argc, char **argv);
 
+/* fidx find: entries by path substring, glob or regex, and filters (a locate). */
+int cmd_find(int argc, char **argv);
+
+/* fidx dupes: groups of files with identical content, largest waste first. */
+int cmd_dupes(int argc, char **argv);
+
+/* fidx du: disk usage per directory, from the database. */
+int cmd_du(int argc, char **argv);
+
+/* fidx stats: totals by type and extension, sizes, largest, oldest, newest. */
+int cmd_stats(int argc, char **argv);
+
+/* fidx match: the scanned files whose digest is (--not: is not) in hash lists. */
+int cmd_match(int argc, char **argv);
+
+/* fidx export: the inventory as csv, jsonl, checksum lists, body file, DFXML. */
+int cmd_export(int argc, char **argv);
+
 /* Prints fidx's version and the versions of the libraries it runs with. */
 void print_version(void);
 

@@ -53,11 +53,14 @@ const char *fidx_quote(const char *s)
 			o += n;
 			p += n;
 		} else {
-			static const char esc[] = "\n\\n\t\\t\r\\r\\\\\\";
-			const char *e = memchr(esc, *p, sizeof(esc) - 1);
-			if (e && (e - esc) % 3 == 0) {
-				buf[o++] = e[1];
-				buf[o++] = e[2];
+			/* a byte, then its two-character escape (no NUL) */
+			static const char esc[][3] = {"\n\\n", "\t\\t", "\r\\r", "\\\\\\"};
+			size_t k = 0;
+			while (k < sizeof(esc) / sizeof(esc[0]) && esc[k][0] != (char)*p)
+				k++;
+			if (k < sizeof(esc) / sizeof(esc[0])) {
+				buf[o++] = esc[k][1];
+				buf[o++] = esc[k][2];
 			} else {
 				o += snprintf(buf + o, 5, "\\x%02x", *p);
 			}

@@ -1,5 +1,6 @@
 /*
- * json.c - JSON strings (json.h).
+ * json.c - JSON strings (json.h).  Written with the unlocked stdio calls: a
+ * stream is written by one thread at a time (output.h).
  */
 #include "json.h"
 
@@ -13,23 +14,24 @@
 void fidx_json_string(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	putc('"', out);
+	putc_unlocked('"', out);
 	while (*p) {
 		size_t n;
 		if (*p == '"' || *p == '\\') {
-			fprintf(out, "\\%c", *p++);
+			putc_unlocked('\\', out);
+			putc_unlocked(*p++, out);
 		} else if (*p < 0x20 || *p == 0x7f) {
 			fprintf(out, "\\u%04x", *p++);
 		} else if (*p < 0x80) {
-			putc(*p++, out);
+			putc_unlocked(*p++, out);
 		} else if ((n = fidx_utf8_seq_len(p)) > 1) {
-			fwrite(p, 1, n, out);
+			fwrite_unlocked(p, 1, n, out);
 			p += n;
 		} else {
 			fprintf(out, "\\u%04x", *p++);
 		}
 	}
-	putc('"', out);
+	putc_unlocked('"', out);
 }
 
 /* Returns whether s is valid UTF-8 throughout. */
@@ -48,7 +50,7 @@ static int valid_utf8(const char *s)
 void fidx_json_path(FILE *out, const char *key, const char *path)
 {
 	fidx_json_string(out, key);
-	putc(':', out);
+	putc_unlocked(':', out);
 	fidx_json_string(out, path);
 	if (valid_utf8(path))
 		return;
@@ -70,10 +72,10 @@ void fidx_json_path(FILE *out, const char *key, const char *path)
 void fidx_json_hex(FILE *out, const unsigned char *p, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";
-	putc('"', out);
+	putc_unlocked('"', out);
 	for (size_t i = 0; i < len; i++) {
-		putc(digits[p[i] >> 4], out);
-		putc(digits[p[i] & 15], out);
+		putc_unlocked(digits[p[i] >> 4], out);
+		putc_unlocked(digits[p[i] & 15], out);
 	}
-	putc('"', out);
+	putc_unlocked('"', out);
 }

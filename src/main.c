@@ -5,6 +5,13 @@
  *   main.c          this file: the subcommand table, --help, --version
  *   cmd_scan.c      `fidx scan`: options, roots, summary, exit status
  *   cmd_scans.c     `fidx scans`: the scans a database holds (the model query command)
+ *   cmd_dupes.c     `fidx dupes`: identical files (dupes.c: size, edges, SHA-256)
+ *   cmd_find.c      `fidx find`: a locate (findpat.c: patterns; pathindex.c: the trigram index;
+ *                   when.c: --newer dates, ISO times, shared with stats)
+ *   cmd_du.c        `fidx du`: sizes per directory, one pass (intern.c: keys to indexes)
+ *   cmd_stats.c     `fidx stats`: figures of a scan, one pass (space.c: shared with du)
+ *   cmd_match.c     `fidx match`: files in (or not in) hash lists (hashlist.c: lists, digest set)
+ *   cmd_export.c    `fidx export`: formats other tools read (export*.c: one writer per format)
  *   cli.c           option tables, --help and option errors of every command
  *   query.c         the read side: read-only open, scan selection (--scan)
  *   output.c        results on stdout: one big buffer, byte-exact paths, sizes for people
@@ -38,6 +45,12 @@ static const struct command {
 } commands[] = {
 	{"scan", cmd_scan, "record a folder or disk into the database"},
 	{"scans", cmd_scans, "list the scans a database holds"},
+	{"find", cmd_find, "entries by path substring, glob or regex, with filters"},
+	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first"},
+	{"du", cmd_du, "disk usage per directory (apparent and allocated)"},
+	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest"},
+	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists"},
+	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml"},
 };
 
 void print_version(void)

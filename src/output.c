@@ -10,8 +10,9 @@
 
 void fidx_out_begin(void)
 {
-	/* NULL: stdio allocates the buffer and frees it at exit. */
-	setvbuf(stdout, NULL, _IOFBF, FIDX_OUT_BUFFER);
+	/* Our own buffer: given NULL, glibc ignores the size and takes 4 KiB. */
+	static char buf[FIDX_OUT_BUFFER];
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }
 
 int fidx_out_end(void)

@@ -90,7 +90,8 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 
 /*
  * Builds the secondary indexes that are left out during the bulk load (a
- * no-op when they exist).  Returns 0, or -1 on failure.
+ * no-op when they exist), and the path index of `fidx find` (pathindex.h)
+ * for every complete scan that has none.  Returns 0, or -1 on failure.
  */
 int fidx_store_build_indexes(struct fidx_store *st);
 
@@ -102,5 +103,32 @@ const char *fidx_store_errmsg(const struct fidx_store *st);
  * -1 when closing failed.  NULL is allowed.
  */
 int fidx_store_close(struct fidx_store *st);
+
+/* A digest computed after a scan (by `fidx dupes`) for one file row. */
+struct fidx_file_digest {
+	int64_t file_id;       /* the file row (file.id) it describes */
+	int64_t read_ns;       /* when the file was read, ns since the epoch */
+	uint32_t edge_block;   /* bytes of each edge block; 0 when edges is not set */
+	uint8_t edges[16];     /* XXH3-128 (canonical) of the first and last edge_block bytes */
+	bool has_sha256;       /* sha256 is set */
+	uint8_t sha256[32];    /* SHA-256 of the whole content */
+};
+
+/*
+ * Writes n digests into the file_digest table, in one transaction (after
+ * committing pending rows).  A row already there for a file keeps what the
+ * new one does not set (its edges, or its SHA-256).  Returns 0, or -1 on
+ * failure (nothing of the n is kept).
+ */
+int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size_t n);
+
+/*
+ * Makes st a scratch database, one that is deleted once the process is done
+ * with it (`fidx dupes PATH`): commits are not synced to the disk, since a
+ * crash loses nothing that is kept, and fidx_store_build_indexes() builds no
+ * secondary index (file_scan_path, the path index), which nothing reads
+ * there.  Returns 0, or -1 on failure.
+ */
+int fidx_store_scratch(struct fidx_store *st);
 
 #endif /* FIDX_STORE_H */

@@ -50,6 +50,7 @@
 
 #include "dbfile.h"
 #include "diag.h"
+#include "pathindex.h"
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -153,14 +154,33 @@ static const char schema_sql[] =
 
 /*
  * Version 2: digests that `fidx dupes` computes after a scan, kept beside the
- * scan's rows (which are never changed): one row per file it read.
+ * scan's rows (which are never changed): one row per file row whose file it
+ * read, after checking that the file still had the row's device, inode, size
+ * and mtime.  edges is the XXH3-128 (canonical bytes) of the file's first and
+ * last edge_block bytes, which rules files out but never decides; sha256 is
+ * the whole content's.  Written by fidx_store_add_digests().
  */
 #define FILE_DIGEST_SQL \
 	"CREATE TABLE file_digest (" \
 	" file_id INTEGER PRIMARY KEY REFERENCES file(id)," \
+	" read_ns INTEGER NOT NULL," \
+	" edge_block INTEGER," \
 	" edges BLOB," \
-	" sha256 BLOB," \
-	" error TEXT);\n"
+	" sha256 BLOB);\n"
+
+/*
+ * Version 2: the substring index of `fidx find` (pathindex.c), built for each
+ * complete scan by fidx_store_build_indexes().  The keys pack the scan id
+ * with a block number (scan_id << 32 | block) or a trigram (scan_id << 24 |
+ * trigram), so that every look-up is one rowid probe.
+ */
+#define PATH_INDEX_SQL \
+	"CREATE TABLE path_index (" \
+	" scan_id INTEGER PRIMARY KEY REFERENCES scan(id)," \
+	" paths INTEGER NOT NULL, blocks INTEGER NOT NULL, trigrams INTEGER NOT NULL," \
+	" built_ns INTEGER NOT NULL);\n" \
+	"CREATE TABLE path_block (key INTEGER PRIMARY KEY, data BLOB NOT NULL);\n" \
+	"CREATE TABLE path_trigram (key INTEGER PRIMARY KEY, blocks BLOB NOT NULL);\n"
 
 /*
  * migrations[v - 1] takes a database from version v to v + 1.  A new
@@ -171,7 +191,7 @@ static const char schema_sql[] =
  */
 static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 1 -> 2 */
-	FILE_DIGEST_SQL,
+	FILE_DIGEST_SQL PATH_INDEX_SQL,
 };
 
 /* Parameters of insert_sql, in order (1-based, as SQLite numbers them). */
@@ -196,6 +216,7 @@ struct fidx_store {
 	unsigned batch_rows;   /* rows per transaction */
 	unsigned pending;      /* rows added in the open transaction */
 	bool in_txn;           /* a batch transaction is open */
+	bool scratch;          /* fidx_store_scratch(): not synced, no secondary index */
 	char msg[8192];        /* the last failure, one line */
 };
 
@@ -575,10 +596,17 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 
 int fidx_store_build_indexes(struct fidx_store *st)
 {
-	if (fidx_store_flush(st) < 0)
+	char why[1024];
+
+	if (st->scratch)
+		return fidx_store_flush(st);
+	if (fidx_store_flush(st) < 0 ||
+	    exec(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)",
+		 "index") < 0)
 		return -1;
-	return exec(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)",
-		    "index");
+	if (fidx_pathindex_build_missing(st->db, why, sizeof(why)) < 0)
+		return set_error(st, "cannot index database '%s': %s", fidx_quote(st->path), why);
+	return 0;
 }
 
 const char *fidx_store_errmsg(const struct fidx_store *st)
@@ -602,4 +630,59 @@ int fidx_store_close(struct fidx_store *st)
 	free(st->path);
 	free(st);
 	return ret;
+}
+
+int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size_t n)
+{
+	sqlite3_stmt *s;
+
+	if (fidx_store_flush(st) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO file_digest (file_id, read_ns, edge_block, edges, sha256)"
+			       " VALUES (?, ?, ?, ?, ?) ON CONFLICT (file_id) DO UPDATE SET"
+			       " read_ns = excluded.read_ns,"
+			       " edge_block = coalesce(excluded.edge_block, edge_block),"
+			       " edges = coalesce(excluded.edges, edges),"
+			       " sha256 = coalesce(excluded.sha256, sha256)",
+			       -1, &s, NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	if (exec(st, "BEGIN IMMEDIATE", "write") < 0) {
+		sqlite3_finalize(s);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = sqlite3_bind_int64(s, 1, d[i].file_id);
+		rc |= sqlite3_bind_int64(s, 2, d[i].read_ns);
+		if (d[i].edge_block) {
+			rc |= sqlite3_bind_int64(s, 3, d[i].edge_block);
+			rc |= sqlite3_bind_blob(s, 4, d[i].edges, sizeof(d[i].edges), SQLITE_STATIC);
+		} else {
+			rc |= sqlite3_bind_null(s, 3);
+			rc |= sqlite3_bind_null(s, 4);
+		}
+		rc |= d[i].has_sha256
+			      ? sqlite3_bind_blob(s, 5, d[i].sha256, sizeof(d[i].sha256), SQLITE_STATIC)
+			      : sqlite3_bind_null(s, 5);
+		if (rc != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_reset(s);
+			sqlite_error(st, "write");
+			sqlite3_finalize(s);
+			rollback(st);
+			return -1;
+		}
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	if (exec(st, "COMMIT", "write") < 0) {
+		rollback(st);
+		return -1;
+	}
+	return 0;
+}
+
+int fidx_store_scratch(struct fidx_store *st)
+{
+	st->scratch = true;
+	return exec(st, "PRAGMA synchronous = OFF", "set up");
 }

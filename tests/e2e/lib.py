@@ -312,6 +312,31 @@ def run_fidx(*args, timeout=120, env=None, cwd=None, uid=None, preload=None):
 	return Result(p.returncode, out, err, time.monotonic() - t0, timed_out)
 
 
+def run_to(out, *args):
+	"""
+	Runs fidx with stdout on the file descriptor out and SIGPIPE ignored (as
+	Python leaves it: a closed pipe is then EPIPE, not a kill); returns
+	(exit status, stderr).
+	"""
+	p = subprocess.run([FIDX] + list(args), stdin=subprocess.DEVNULL, stdout=out,
+			   stderr=subprocess.PIPE, restore_signals=False, timeout=120)
+	return p.returncode, p.stderr
+
+
+def check_write_errors(chk, label, *args):
+	"""A full disk and a closed pipe: exit 2, one line saying the output failed."""
+	with open("/dev/full", "wb") as full:
+		rc, err = run_to(full.fileno(), *args)
+	chk.ok("%s > /dev/full: exit 2, one line" % label, rc == 2 and
+	       err == b"fidx: cannot write output: No space left on device\n", "rc=%d %r" % (rc, err))
+	r, w = os.pipe()
+	os.close(r)
+	rc, err = run_to(w, *args)
+	os.close(w)
+	chk.ok("%s into a closed pipe: exit 2, one line" % label, rc == 2 and
+	       err == b"fidx: cannot write output: Broken pipe\n", "rc=%d %r" % (rc, err))
+
+
 def check_fatal(chk, name, res, mention=None):
 	"""
 	Checks the form of a fatal error: exit 2, not hung, exactly one line on

@@ -1,0 +1,265 @@
+/*
+ * export_dfxml.c - `fidx export --format dfxml`: Digital Forensics XML.
+ *
+ *     <?xml version="1.0" encoding="UTF-8"?>
+ *     <dfxml xmlns="http://www.forensicswiki.org/wiki/Category:Digital_Forensics_XML"
+ *            xmlns:dc="http://purl.org/dc/elements/1.1/"
+ *            xmlns:fidx="https://fidx.invalid/dfxml" version="1.2.0">
+ *       <metadata><dc:type>File system inventory</dc:type></metadata>
+ *       <creator>program, version, execution_environment (command_line,
+ *                start_time), library (SQLite)</creator>
+ *       <source><image_filename>each selected scan's root</image_filename></source>
+ *       <fileobject>...</fileobject>       one per entry, streamed
+ *     </dfxml>
+ *
+ * A fileobject holds, in the order of the DFXML schema: filename (the
+ * absolute path), id (file.id), name_type (r d l p s c b, '-' unknown),
+ * filesize, inode, meta_type (TSK's number), mode (st_mode in decimal, as
+ * the DFXML Python tools write it from stat), nlink, uid, gid, mtime, ctime,
+ * atime, crtime (ISO 8601 UTC with nanoseconds; crtime only when the
+ * filesystem keeps it), link_target, one hashdigest per digest the scan
+ * computed among md5, sha1, sha256, sha512 (DFXML has no name for XXH128),
+ * and error when the entry has one.  Elements whose column is NULL are left
+ * out.  Several scans make one flat list of fileobjects, in scan order.
+ *
+ * Text.  & < > " are written as entities; TAB, LF and CR as character
+ * references (&#9; &#10; &#13;), so a parser gives them back exactly (a raw
+ * CR would be read as LF).  XML 1.0 cannot carry the other control
+ * characters (U+0001..U+001F), U+FFFE, U+FFFF, nor bytes that are not UTF-8,
+ * not even as references.  A name holding any of those is written
+ * percent-encoded, and the element says so with the attribute
+ * fidx:encoding="percent": '%', every byte below 0x20, 0x7f and every byte
+ * outside a valid UTF-8 character become %XX, the rest stays as is, so
+ * urllib.parse.unquote_to_bytes(text) gives back the exact bytes.
+ */
+#include "export.h"
+
+#include <sqlite3.h>
+#include <string.h>
+#include <time.h>
+
+#include "record.h"
+
+/* The namespace of fidx's one extension, the encoding attribute. */
+#define FIDX_DFXML_NS "https://fidx.invalid/dfxml"
+
+/* Returns whether XML 1.0 can carry every character of s as text. */
+static bool xml_clean(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; ) {
+		if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
+			return false;
+		size_t n = export_utf8_char(p);
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* Writes the ASCII character c escaped for XML text and attributes. */
+static void put_xml_ascii(FILE *out, unsigned char c)
+{
+	switch (c) {
+	case '&': export_puts(out, "&amp;"); break;
+	case '<': export_puts(out, "&lt;"); break;
+	case '>': export_puts(out, "&gt;"); break;
+	case '"': export_puts(out, "&quot;"); break;
+	case '\t': export_puts(out, "&#9;"); break;
+	case '\n': export_puts(out, "&#10;"); break;
+	case '\r': export_puts(out, "&#13;"); break;
+	default: putc_unlocked(c, out);
+	}
+}
+
+/* Writes s, which xml_clean() accepted, escaped. */
+static void put_xml_text(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; ) {
+		const unsigned char *start = p;
+		while (*p >= 0x20 && *p != '&' && *p != '<' && *p != '>' && *p != '"')
+			p++;
+		export_put(out, start, (size_t)(p - start));
+		if (!*p)
+			break;
+		put_xml_ascii(out, *p++);
+	}
+}
+
+/* Writes s percent-encoded (see the header), then escaped for XML. */
+static void put_xml_percent(FILE *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; ) {
+		size_t n = export_utf8_char(p);
+		if (n > 1) {
+			export_put(out, p, n);
+			p += n;
+		} else if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '%') {
+			put_xml_ascii(out, *p++);
+		} else {
+			char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+			export_put(out, esc, 3);
+			p++;
+		}
+	}
+}
+
+/* Writes <tag>s</tag>, percent-encoded and marked when XML cannot carry s. */
+static void put_element(FILE *out, const char *indent, const char *tag, const char *s)
+{
+	bool clean = xml_clean(s);
+	export_puts(out, indent);
+	putc_unlocked('<', out);
+	export_puts(out, tag);
+	export_puts(out, clean ? ">" : " fidx:encoding=\"percent\">");
+	if (clean)
+		put_xml_text(out, s);
+	else
+		put_xml_percent(out, s);
+	export_puts(out, "</");
+	export_puts(out, tag);
+	export_puts(out, ">\n");
+}
+
+int export_dfxml_begin(struct export_ctx *ctx)
+{
+	FILE *out = ctx->out;
+	struct timespec now;
+
+	export_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			 "<dfxml xmlns=\"http://www.forensicswiki.org/wiki/Category:Digital_Forensics_XML\""
+			 " xmlns:dc=\"http://purl.org/dc/elements/1.1/\""
+			 " xmlns:fidx=\"" FIDX_DFXML_NS "\" version=\"1.2.0\">\n"
+			 "  <metadata>\n    <dc:type>File system inventory</dc:type>\n  </metadata>\n"
+			 "  <creator>\n    <program>fidx</program>\n    <version>" FIDX_VERSION
+			 "</version>\n    <execution_environment>\n");
+
+	/* The command line may hold any bytes: percent-encoded if one needs it. */
+	bool clean = true;
+	for (int i = 0; i < ctx->argc; i++)
+		clean = clean && xml_clean(ctx->argv[i]);
+	export_puts(out, clean ? "      <command_line>"
+			       : "      <command_line fidx:encoding=\"percent\">");
+	export_put_command(out, ctx, clean ? put_xml_text : put_xml_percent);
+	export_puts(out, "</command_line>\n");
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	export_puts(out, "      <start_time>");
+	export_put_iso(out, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	export_puts(out, "</start_time>\n    </execution_environment>\n"
+			 "    <library name=\"SQLite\" version=\"");
+	put_xml_text(out, sqlite3_libversion());
+	export_puts(out, "\"/>\n  </creator>\n  <source>\n");
+
+	sqlite3_stmt *s = fidx_query_prepare(ctx->q, "SELECT root FROM selected_scan ORDER BY id");
+	if (!s)
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		put_element(out, "    ", "image_filename", export_text(s, 0));
+	if (rc != SQLITE_DONE)
+		fidx_query_fail(ctx->q);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return -1;
+	export_puts(out, "  </source>\n");
+	return 0;
+}
+
+/* Writes <tag>integer</tag> unless column c is NULL. */
+static void put_int(FILE *out, const char *tag, sqlite3_stmt *s, int c, bool is_unsigned)
+{
+	if (export_null(s, c))
+		return;
+	export_puts(out, "    <");
+	export_puts(out, tag);
+	putc_unlocked('>', out);
+	if (is_unsigned)
+		export_put_u64(out, (uint64_t)sqlite3_column_int64(s, c));
+	else
+		export_put_i64(out, sqlite3_column_int64(s, c));
+	export_puts(out, "</");
+	export_puts(out, tag);
+	export_puts(out, ">\n");
+}
+
+/* Writes <tag>ISO time</tag> unless column c is NULL. */
+static void put_time(FILE *out, const char *tag, sqlite3_stmt *s, int c)
+{
+	if (export_null(s, c))
+		return;
+	export_puts(out, "    <");
+	export_puts(out, tag);
+	putc_unlocked('>', out);
+	export_put_iso(out, sqlite3_column_int64(s, c));
+	export_puts(out, "</");
+	export_puts(out, tag);
+	export_puts(out, ">\n");
+}
+
+/* DFXML's name_type letter and TSK's meta_type number of a type column. */
+static void type_codes(const char *type, char *name_type, int *meta_type)
+{
+	static const char letters[] = "fdpcbls";
+	static const char names[] = "rdpcbls";
+	static const int metas[] = {1, 2, 3, 4, 5, 6, 8};
+	const char *p = *type ? strchr(letters, *type) : NULL;
+	*name_type = p ? names[p - letters] : '-';
+	*meta_type = p ? metas[p - letters] : 0;
+}
+
+/* The digests DFXML names, as hashdigest's type attribute spells them. */
+static const enum fidx_digest dfxml_digests[] = {FIDX_MD5, FIDX_SHA1, FIDX_SHA256, FIDX_SHA512};
+
+void export_dfxml_row(struct export_ctx *ctx, sqlite3_stmt *s)
+{
+	FILE *out = ctx->out;
+	char name_type;
+	int meta_type;
+
+	type_codes(export_text(s, EC_TYPE), &name_type, &meta_type);
+	export_puts(out, "  <fileobject>\n");
+	put_element(out, "    ", "filename", export_text(s, EC_PATH));
+	put_int(out, "id", s, EC_ID, false);
+	export_puts(out, "    <name_type>");
+	putc_unlocked(name_type, out);
+	export_puts(out, "</name_type>\n");
+	put_int(out, "filesize", s, EC_SIZE, true);
+	put_int(out, "inode", s, EC_INO, true);
+	if (meta_type) {
+		export_puts(out, "    <meta_type>");
+		export_put_i64(out, meta_type);
+		export_puts(out, "</meta_type>\n");
+	}
+	put_int(out, "mode", s, EC_MODE, false);
+	put_int(out, "nlink", s, EC_NLINK, true);
+	put_int(out, "uid", s, EC_UID, false);
+	put_int(out, "gid", s, EC_GID, false);
+	put_time(out, "mtime", s, EC_MTIME);
+	put_time(out, "ctime", s, EC_CTIME);
+	put_time(out, "atime", s, EC_ATIME);
+	put_time(out, "crtime", s, EC_BTIME);
+	if (!export_null(s, EC_LINK))
+		put_element(out, "    ", "link_target", export_text(s, EC_LINK));
+	for (size_t i = 0; i < sizeof(dfxml_digests) / sizeof(dfxml_digests[0]); i++) {
+		enum fidx_digest d = dfxml_digests[i];
+		size_t len = fidx_digest_len(d);
+		const unsigned char *p = export_digest(s, EC_MD5 + (int)d, len);
+		if (!p)
+			continue;
+		export_puts(out, "    <hashdigest type=\"");
+		export_puts(out, fidx_digest_name(d));
+		export_puts(out, "\">");
+		export_put_hex(out, p, len);
+		export_puts(out, "</hashdigest>\n");
+	}
+	if (!export_null(s, EC_ERROR))
+		put_element(out, "    ", "error", export_text(s, EC_ERROR));
+	export_puts(out, "  </fileobject>\n");
+}
+
+void export_dfxml_end(struct export_ctx *ctx)
+{
+	export_puts(ctx->out, "</dfxml>\n");
+}

@@ -1,0 +1,167 @@
+/*
+ * export_sums.c - `fidx export --format sha256sum | md5sum | sha1sum |
+ * sha512sum | hashdeep`: checksum lists that the tools themselves verify.
+ *
+ * sha256sum, md5sum, sha1sum and sha512sum write what GNU coreutils writes
+ * and `sha256sum -c` (md5sum -c, ...) reads: the hex digest, two spaces
+ * (text mode) and the path.  A name holding a backslash, a newline or a
+ * carriage return is escaped as coreutils 9.1 (Debian 12) escapes it: the
+ * line starts with a backslash, and in the name \ becomes \\, LF becomes \n
+ * and CR becomes \r (coreutils reads the same escapes back).  Only regular
+ * files are listed; one whose digest is NULL (it could not be read: see its
+ * error) is left out and counted in a warning.  When a selected scan did not
+ * compute the digest at all, nothing is written: the error says which scan
+ * and what it has.
+ *
+ * hashdeep writes a known-hash file for `hashdeep -a -k FILE -r DIR`:
+ *
+ *     %%%% HASHDEEP-1.0
+ *     %%%% size,md5,sha1,sha256,filename
+ *     ## Invoked from: <working directory>
+ *     ## $ fidx export ...             ('#' for root, as hashdeep writes it)
+ *     ##
+ *     <size>,<md5>,<sha1>,<sha256>,<path>
+ *
+ * with the digests among hashdeep's md5, sha1 and sha256 that every
+ * selected scan computed.  hashdeep splits a line at its first commas and
+ * takes the rest as the name, so commas in names are fine; it has no escape
+ * at all, and reads a line up to LF with a final CR removed, so a name
+ * holding a newline or ending in CR cannot be written: such files are left
+ * out with a warning (hashdeep itself writes them raw and then fails its
+ * own audit).  hashdeep follows symlinks when it walks (-r), so a tree with
+ * symlinks audits clean against an export of a `fidx scan --follow`.
+ */
+#include "export.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "record.h"
+
+int export_sums_begin(struct export_ctx *ctx)
+{
+	return export_need_digest(ctx, ctx->fmt->digest, ctx->fmt->name);
+}
+
+/* Writes one "<hex>  <path>" line in coreutils' form, or counts the file. */
+void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
+{
+	enum fidx_digest d = (enum fidx_digest)ctx->fmt->digest;
+	size_t dlen = fidx_digest_len(d);
+	const unsigned char *digest = export_digest(s, EC_MD5 + (int)d, dlen);
+	const char *path = export_text(s, EC_PATH);
+	size_t len = (size_t)sqlite3_column_bytes(s, EC_PATH);
+	FILE *out = ctx->out;
+
+	if (!digest) {
+		ctx->no_digest++;
+		return;
+	}
+	bool escape = strcspn(path, "\\\n\r") != len;
+	if (escape)
+		putc_unlocked('\\', out);
+	export_put_hex(out, digest, dlen);
+	export_put(out, "  ", 2);
+	if (!escape) {
+		export_put(out, path, len);
+	} else {
+		for (const char *p = path; *p; p++) {
+			switch (*p) {
+			case '\\': export_put(out, "\\\\", 2); break;
+			case '\n': export_put(out, "\\n", 2); break;
+			case '\r': export_put(out, "\\r", 2); break;
+			default: putc_unlocked(*p, out);
+			}
+		}
+	}
+	putc_unlocked('\n', out);
+}
+
+void export_sums_end(struct export_ctx *ctx)
+{
+	if (ctx->no_digest)
+		fidx_warn("%llu regular files left out: they have no digest (they could not be"
+			  " read; their error column says why)", (unsigned long long)ctx->no_digest);
+}
+
+/* hashdeep's digests, in the order of its columns. */
+static const enum fidx_digest hashdeep_digests[] = {FIDX_MD5, FIDX_SHA1, FIDX_SHA256};
+#define NHASHDEEP (sizeof(hashdeep_digests) / sizeof(hashdeep_digests[0]))
+
+/* Writes s for a "##" comment line: one line, whatever its bytes. */
+static void put_comment(FILE *out, const char *s)
+{
+	export_puts(out, fidx_quote(s));
+}
+
+int export_hashdeep_begin(struct export_ctx *ctx)
+{
+	unsigned want = 0;
+	for (size_t i = 0; i < NHASHDEEP; i++)
+		want |= 1u << hashdeep_digests[i];
+	if (!(ctx->digests & want)) {
+		fidx_error("the selected scans have no digest in common among hashdeep's md5,"
+			   " sha1 and sha256 ('fidx scans --json' shows each scan's hash option):"
+			   " --format hashdeep needs scans made with e.g. --hash md5,sha256");
+		return -1;
+	}
+
+	FILE *out = ctx->out;
+	export_puts(out, "%%%% HASHDEEP-1.0\n%%%% size,");
+	for (size_t i = 0; i < NHASHDEEP; i++)
+		if (ctx->digests & (1u << hashdeep_digests[i])) {
+			export_puts(out, fidx_digest_name(hashdeep_digests[i]));
+			putc_unlocked(',', out);
+		}
+	export_puts(out, "filename\n## Invoked from: ");
+	char *cwd = getcwd(NULL, 0);
+	put_comment(out, cwd ? cwd : "?");
+	free(cwd);
+	export_puts(out, geteuid() == 0 ? "\n## # " : "\n## $ ");
+	export_put_command(out, ctx, put_comment);
+	export_puts(out, "\n## \n");
+	return 0;
+}
+
+void export_hashdeep_row(struct export_ctx *ctx, sqlite3_stmt *s)
+{
+	const char *path = export_text(s, EC_PATH);
+	size_t len = (size_t)sqlite3_column_bytes(s, EC_PATH);
+	const unsigned char *digest[NHASHDEEP];
+	FILE *out = ctx->out;
+
+	if (memchr(path, '\n', len) || (len && path[len - 1] == '\r')) {
+		ctx->bad_name++;
+		return;
+	}
+	for (size_t i = 0; i < NHASHDEEP; i++) {
+		enum fidx_digest d = hashdeep_digests[i];
+		digest[i] = NULL;
+		if (!(ctx->digests & (1u << d)))
+			continue;
+		if (!(digest[i] = export_digest(s, EC_MD5 + (int)d, fidx_digest_len(d)))) {
+			ctx->no_digest++;
+			return;
+		}
+	}
+	export_put_u64(out, (uint64_t)sqlite3_column_int64(s, EC_SIZE));
+	for (size_t i = 0; i < NHASHDEEP; i++)
+		if (digest[i]) {
+			putc_unlocked(',', out);
+			export_put_hex(out, digest[i], fidx_digest_len(hashdeep_digests[i]));
+		}
+	putc_unlocked(',', out);
+	export_put(out, path, len);
+	putc_unlocked('\n', out);
+}
+
+void export_hashdeep_end(struct export_ctx *ctx)
+{
+	export_sums_end(ctx);
+	if (ctx->bad_name)
+		fidx_warn("%llu regular files left out: their names hold a newline or end in a"
+			  " carriage return, which hashdeep's format cannot carry",
+			  (unsigned long long)ctx->bad_name);
+}
