@@ -358,27 +358,6 @@ static const char *name_of(struct name_cache *c, uint32_t id)
 	return s->name;
 }
 
-/* Formats mode as `ls -l` does (10 characters) into buf. */
-static const char *permissions(uint32_t mode, char buf[static 11])
-{
-	static const char kind[] = "?pc?d?b?-?l?s???";
-	buf[0] = kind[(mode >> 12) & 15];
-	for (int i = 0; i < 3; i++) {
-		unsigned bits = (mode >> (6 - 3 * i)) & 7;
-		buf[1 + 3 * i] = bits & 4 ? 'r' : '-';
-		buf[2 + 3 * i] = bits & 2 ? 'w' : '-';
-		buf[3 + 3 * i] = bits & 1 ? 'x' : '-';
-	}
-	if (mode & 04000)
-		buf[3] = buf[3] == 'x' ? 's' : 'S';
-	if (mode & 02000)
-		buf[6] = buf[6] == 'x' ? 's' : 'S';
-	if (mode & 01000)
-		buf[9] = buf[9] == 'x' ? 't' : 'T';
-	buf[10] = '\0';
-	return buf;
-}
-
 /* What printing needs beside the row. */
 struct printer {
 	bool json, nul, longfmt;
@@ -396,7 +375,7 @@ static void print_long(struct printer *pr, sqlite3_stmt *row, const char *path)
 		if (!localtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
 			strcpy(when, "?");
 		printf("%s %3lld %-8s %-8s %10lld %s ",
-		       permissions((uint32_t)sqlite3_column_int64(row, R_MODE), perm),
+		       fidx_mode_string((uint32_t)sqlite3_column_int64(row, R_MODE), perm),
 		       sqlite3_column_int64(row, R_NLINK),
 		       name_of(&pr->users, (uint32_t)sqlite3_column_int64(row, R_UID)),
 		       name_of(&pr->groups, (uint32_t)sqlite3_column_int64(row, R_GID)),
@@ -433,7 +412,7 @@ static void print_json(sqlite3_stmt *row, int64_t scan, int64_t id, const char *
 	} else {
 		char perm[11];
 		uint32_t mode = (uint32_t)sqlite3_column_int64(row, R_MODE);
-		printf(",\"mode\":\"%06o\",\"permissions\":\"%s\"", mode, permissions(mode, perm));
+		printf(",\"mode\":\"%06o\",\"permissions\":\"%s\"", mode, fidx_mode_string(mode, perm));
 	}
 	json_int(row, "uid", R_UID);
 	json_int(row, "gid", R_GID);

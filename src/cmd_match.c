@@ -311,16 +311,6 @@ struct printer {
 	bool json, nul, lng;
 };
 
-/* Writes len bytes as lower-case hex to stdout. */
-static void put_hex(const uint8_t *p, size_t len)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		putc_unlocked(digits[p[i] >> 4], stdout);
-		putc_unlocked(digits[p[i] & 15], stdout);
-	}
-}
-
 /*
  * Prints one file: its path, and with -l or --json the digest of algo it was
  * compared by and where the lists hold it (loc, NULL for --not).
@@ -348,7 +338,7 @@ static void print_file(const struct printer *pr, const char *path, int64_t scan_
 	if (pr->lng) {
 		fputs(fidx_digest_name(algo), stdout);
 		putc_unlocked(':', stdout);
-		put_hex(digest, len);
+		fidx_out_hex(stdout, digest, len);
 		if (loc)
 			printf("  %s:%" PRIu32 "  ", fidx_quote(pr->lists->paths[loc->list]),
 			       loc->line);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "output.h"
 #include "record.h"
 #include "utf8.h"
 
@@ -65,22 +66,6 @@ void export_put_i64(FILE *out, int64_t v)
 		export_put_u64(out, (uint64_t)(-(v + 1)) + 1);
 	} else {
 		export_put_u64(out, (uint64_t)v);
-	}
-}
-
-void export_put_hex(FILE *out, const unsigned char *p, size_t len)
-{
-	static const char digits[] = "0123456789abcdef";
-	char buf[2 * 64];
-	while (len) {
-		size_t n = len < 64 ? len : 64;
-		for (size_t i = 0; i < n; i++) {
-			buf[2 * i] = digits[p[i] >> 4];
-			buf[2 * i + 1] = digits[p[i] & 15];
-		}
-		export_put(out, buf, 2 * n);
-		p += n;
-		len -= n;
 	}
 }
 
@@ -165,18 +150,10 @@ size_t export_utf8_char(const unsigned char *p)
 
 void export_put_perms(FILE *out, char type_letter, uint32_t mode)
 {
-	char b[10];
+	char b[11];
+	fidx_mode_string(mode, b);
 	b[0] = type_letter;
-	b[1] = mode & 0400 ? 'r' : '-';
-	b[2] = mode & 0200 ? 'w' : '-';
-	b[3] = mode & 04000 ? (mode & 0100 ? 's' : 'S') : (mode & 0100 ? 'x' : '-');
-	b[4] = mode & 040 ? 'r' : '-';
-	b[5] = mode & 020 ? 'w' : '-';
-	b[6] = mode & 02000 ? (mode & 010 ? 's' : 'S') : (mode & 010 ? 'x' : '-');
-	b[7] = mode & 04 ? 'r' : '-';
-	b[8] = mode & 02 ? 'w' : '-';
-	b[9] = mode & 01000 ? (mode & 01 ? 't' : 'T') : (mode & 01 ? 'x' : '-');
-	export_put(out, b, sizeof(b));
+	export_put(out, b, 10);
 }
 
 void export_put_command(FILE *out, const struct export_ctx *ctx,

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "output.h"
 #include "query.h"
 
 /*
@@ -126,9 +127,6 @@ void export_put_i64(FILE *out, int64_t v);
 /* Writes v in decimal, as unsigned (the schema's reading of a negative
    size, dev or ino: its two's complement). */
 void export_put_u64(FILE *out, uint64_t v);
-
-/* Writes len bytes as lower-case hex. */
-void export_put_hex(FILE *out, const unsigned char *p, size_t len);
 
 /* Writes ns since the epoch as ISO 8601 UTC with nanoseconds,
    "2023-11-14T22:13:20.123456789Z" (times before 1970 too). */

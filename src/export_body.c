@@ -80,7 +80,7 @@ void export_body_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	char t = tsk_letter(type);
 
 	if (md5)
-		export_put_hex(out, md5, 16);
+		fidx_out_hex(out, md5, 16);
 	else
 		putc_unlocked('0', out);
 	putc_unlocked('|', out);

@@ -251,7 +251,7 @@ void export_dfxml_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		export_puts(out, "    <hashdigest type=\"");
 		export_puts(out, fidx_digest_name(d));
 		export_puts(out, "\">");
-		export_put_hex(out, p, len);
+		fidx_out_hex(out, p, len);
 		export_puts(out, "</hashdigest>\n");
 	}
 	if (!export_null(s, EC_ERROR))

@@ -62,7 +62,7 @@ void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	bool escape = strcspn(path, "\\\n\r") != len;
 	if (escape)
 		putc_unlocked('\\', out);
-	export_put_hex(out, digest, dlen);
+	fidx_out_hex(out, digest, dlen);
 	export_put(out, "  ", 2);
 	if (!escape) {
 		export_put(out, path, len);
@@ -150,7 +150,7 @@ void export_hashdeep_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	for (size_t i = 0; i < NHASHDEEP; i++)
 		if (digest[i]) {
 			putc_unlocked(',', out);
-			export_put_hex(out, digest[i], fidx_digest_len(hashdeep_digests[i]));
+			fidx_out_hex(out, digest[i], fidx_digest_len(hashdeep_digests[i]));
 		}
 	putc_unlocked(',', out);
 	export_put(out, path, len);

@@ -118,7 +118,7 @@ void export_csv_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		const unsigned char *p = export_digest(s, EC_MD5 + d, len);
 		putc_unlocked(',', out);
 		if (p)
-			export_put_hex(out, p, len);
+			fidx_out_hex(out, p, len);
 	}
 	putc_unlocked(',', out);
 	csv_text(ctx, s, EC_ERROR);
@@ -214,7 +214,7 @@ void export_jsonl_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		export_put(out, "\":", 2);
 		if (p) {
 			putc_unlocked('"', out);
-			export_put_hex(out, p, len);
+			fidx_out_hex(out, p, len);
 			putc_unlocked('"', out);
 		} else {
 			export_puts(out, "null");

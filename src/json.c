@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output.h"
 #include "utf8.h"
 
 void fidx_json_string(FILE *out, const char *s)
@@ -71,11 +72,7 @@ void fidx_json_path(FILE *out, const char *key, const char *path)
 
 void fidx_json_hex(FILE *out, const unsigned char *p, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
 	putc_unlocked('"', out);
-	for (size_t i = 0; i < len; i++) {
-		putc_unlocked(digits[p[i] >> 4], out);
-		putc_unlocked(digits[p[i] & 15], out);
-	}
+	fidx_out_hex(out, p, len);
 	putc_unlocked('"', out);
 }

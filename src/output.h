@@ -13,6 +13,7 @@
 #define FIDX_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,6 +41,16 @@ static inline void fidx_out_path(const char *path, bool nul)
  * <why>" when any write failed.
  */
 int fidx_out_end(void);
+
+/* Writes len bytes as lower-case hex (a digest) to out, unquoted. */
+void fidx_out_hex(FILE *out, const unsigned char *p, size_t len);
+
+/*
+ * Formats st_mode as `ls -l` does (10 characters: the type letter, '?' for
+ * an unknown type, then rwx with setuid/setgid s/S and sticky t/T) into buf.
+ * Returns buf.
+ */
+const char *fidx_mode_string(uint32_t mode, char buf[static 11]);
 
 /*
  * Formats bytes for people, in powers of 1024 with one decimal below 10

@@ -71,7 +71,7 @@ static void test_hex(void **state)
 	}
 	struct sink s;
 	sink_open(&s);
-	export_put_hex(s.f, d, sizeof(d)); /* longer than one 64-byte chunk */
+	fidx_out_hex(s.f, d, sizeof(d)); /* longer than one 64-byte chunk */
 	assert_string_equal(sink_text(&s), want);
 }
 
