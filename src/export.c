@@ -14,6 +14,7 @@
 #include "output.h"
 #include "record.h"
 #include "utf8.h"
+#include "when.h"
 
 _Static_assert(EC_XXH128 - EC_MD5 == FIDX_XXH128 - FIDX_MD5 && EC_MD5 + FIDX_NDIGESTS == EC_ERROR,
 	       "the digest columns follow enum fidx_digest");
@@ -69,66 +70,10 @@ void export_put_i64(FILE *out, int64_t v)
 	}
 }
 
-/* Writes the n-digit zero-padded decimal v at p. */
-static void digits(char *p, unsigned v, int n)
-{
-	while (n--) {
-		p[n] = (char)('0' + v % 10);
-		v /= 10;
-	}
-}
-
-/*
- * Sets "YYYY-MM-DD" for days since 1970-01-01 (proleptic Gregorian): the
- * civil-from-days computation over 400-year eras of 146,097 days, with the
- * year starting on March 1 so that the leap day is its last.
- */
-static void civil_date(int64_t days, char out[10])
-{
-	int64_t z = days + 719468; /* days since 0000-03-01 */
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);                          /* [0, 146096] */
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
-	unsigned mp = (5 * doy + 2) / 153;                                    /* March = 0 */
-	unsigned day = doy - (153 * mp + 2) / 5 + 1;
-	unsigned month = mp < 10 ? mp + 3 : mp - 9;
-	int64_t year = (int64_t)yoe + era * 400 + (month <= 2);
-	/* int64 nanoseconds reach 1677..2262: always four digits. */
-	digits(out, (unsigned)year, 4);
-	out[4] = '-';
-	digits(out + 5, month, 2);
-	out[7] = '-';
-	digits(out + 8, day, 2);
-}
-
 void export_put_iso(FILE *out, int64_t ns)
 {
-	/* Rows of one tree share few days: remember the last one. */
-	static int64_t cached_day = INT64_MIN;
-	static char date[10];
-	char buf[31];
-	int64_t sec = export_seconds(ns);
-	int64_t rem = ns % 1000000000;
-	unsigned frac = (unsigned)(rem < 0 ? rem + 1000000000 : rem);
-	int64_t day = sec / 86400 - (sec % 86400 < 0);
-	unsigned tod = (unsigned)(sec - day * 86400);
-
-	if (day != cached_day) {
-		civil_date(day, date);
-		cached_day = day;
-	}
-	memcpy(buf, date, 10);
-	buf[10] = 'T';
-	digits(buf + 11, tod / 3600, 2);
-	buf[13] = ':';
-	digits(buf + 14, tod / 60 % 60, 2);
-	buf[16] = ':';
-	digits(buf + 17, tod % 60, 2);
-	buf[19] = '.';
-	digits(buf + 20, frac, 9);
-	buf[29] = 'Z';
-	export_put(out, buf, 30);
+	char buf[FIDX_WHEN_ISO];
+	export_put(out, fidx_when_iso(ns, buf), FIDX_WHEN_ISO_LEN);
 }
 
 const unsigned char *export_digest(sqlite3_stmt *s, int c, size_t len)

@@ -132,12 +132,6 @@ void export_put_u64(FILE *out, uint64_t v);
    "2023-11-14T22:13:20.123456789Z" (times before 1970 too). */
 void export_put_iso(FILE *out, int64_t ns);
 
-/* Returns ns since the epoch as whole seconds, rounded down. */
-static inline int64_t export_seconds(int64_t ns)
-{
-	return ns / 1000000000 - (ns % 1000000000 < 0);
-}
-
 /* Returns whether column c of s is NULL. */
 static inline bool export_null(sqlite3_stmt *s, int c)
 {

@@ -25,6 +25,7 @@
  * not UTF-8 are written raw: mactime reads bytes.
  */
 #include "export.h"
+#include "when.h"
 
 #include <string.h>
 
@@ -69,7 +70,7 @@ static void put_time(FILE *out, sqlite3_stmt *s, int c)
 	if (export_null(s, c))
 		putc_unlocked('0', out);
 	else
-		export_put_i64(out, export_seconds(sqlite3_column_int64(s, c)));
+		export_put_i64(out, fidx_when_seconds(sqlite3_column_int64(s, c)));
 }
 
 void export_body_row(struct export_ctx *ctx, sqlite3_stmt *s)

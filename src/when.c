@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NS 1000000000
 
@@ -109,17 +110,64 @@ bad:
 	return -1;
 }
 
+/* Writes the n-digit zero-padded decimal v at p. */
+static void put_digits(char *p, unsigned v, int n)
+{
+	while (n--) {
+		p[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+/*
+ * Sets "YYYY-MM-DD" for days since 1970-01-01 (proleptic Gregorian): the
+ * civil-from-days computation over 400-year eras of 146,097 days, with the
+ * year starting on March 1 so that the leap day is its last.
+ */
+static void civil_date(int64_t days, char out[10])
+{
+	int64_t z = days + 719468; /* days since 0000-03-01 */
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);                          /* [0, 146096] */
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+	unsigned mp = (5 * doy + 2) / 153;                                    /* March = 0 */
+	unsigned day = doy - (153 * mp + 2) / 5 + 1;
+	unsigned month = mp < 10 ? mp + 3 : mp - 9;
+	int64_t year = (int64_t)yoe + era * 400 + (month <= 2);
+	/* int64 nanoseconds reach 1677..2262: always four digits. */
+	put_digits(out, (unsigned)year, 4);
+	out[4] = '-';
+	put_digits(out + 5, month, 2);
+	out[7] = '-';
+	put_digits(out + 8, day, 2);
+}
+
 const char *fidx_when_iso(int64_t ns, char buf[static FIDX_WHEN_ISO])
 {
-	time_t t = fidx_when_seconds(ns);
-	long frac = (long)(ns % NS);
-	if (frac < 0)
-		frac += NS;
-	struct tm tm;
-	char day[32];
-	if (!gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
-		snprintf(buf, FIDX_WHEN_ISO, "%" PRId64 "ns", ns);
-	else
-		snprintf(buf, FIDX_WHEN_ISO, "%s.%09ldZ", day, frac);
+	/* Rows of one tree share few days: each thread remembers its last one. */
+	static _Thread_local int64_t cached_day = INT64_MIN;
+	static _Thread_local char date[10];
+	int64_t sec = fidx_when_seconds(ns);
+	int64_t rem = ns % NS;
+	unsigned frac = (unsigned)(rem < 0 ? rem + NS : rem);
+	int64_t day = sec / 86400 - (sec % 86400 < 0);
+	unsigned tod = (unsigned)(sec - day * 86400);
+
+	if (day != cached_day) {
+		civil_date(day, date);
+		cached_day = day;
+	}
+	memcpy(buf, date, 10);
+	buf[10] = 'T';
+	put_digits(buf + 11, tod / 3600, 2);
+	buf[13] = ':';
+	put_digits(buf + 14, tod / 60 % 60, 2);
+	buf[16] = ':';
+	put_digits(buf + 17, tod % 60, 2);
+	buf[19] = '.';
+	put_digits(buf + 20, frac, 9);
+	buf[29] = 'Z';
+	buf[30] = '\0';
 	return buf;
 }

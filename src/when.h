@@ -34,12 +34,14 @@ static inline time_t fidx_when_seconds(int64_t ns)
 	return (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
 }
 
-/* Room for fidx_when_iso()'s text and its NUL. */
-#define FIDX_WHEN_ISO 48
+/* Length of fidx_when_iso()'s text, and room for it and its NUL. */
+#define FIDX_WHEN_ISO_LEN 30
+#define FIDX_WHEN_ISO (FIDX_WHEN_ISO_LEN + 1)
 
 /*
- * Formats ns as UTC with nanoseconds, "2023-11-14T22:13:20.123456789Z", into
- * buf.  Returns buf.
+ * Formats ns as UTC with nanoseconds, "2023-11-14T22:13:20.123456789Z"
+ * (always FIDX_WHEN_ISO_LEN characters: int64 nanoseconds reach 1677..2262),
+ * into buf, without printf or gmtime (exports format millions).  Returns buf.
  */
 const char *fidx_when_iso(int64_t ns, char buf[static FIDX_WHEN_ISO]);
 
