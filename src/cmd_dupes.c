@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include "query.h"
 #include "scan.h"
 #include "store.h"
+#include "sysinfo.h"
 
 enum {
 	OPT_EMPTY = 256,
@@ -100,16 +100,6 @@ static void on_signal(int sig)
 {
 	atomic_store(&interrupted, true);
 	signal(sig, SIG_DFL);
-}
-
-/* The number of CPUs this process may run on. */
-static unsigned usable_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
 }
 
 /* Ends one line of output: '\n', or NUL with -0. */
@@ -382,7 +372,7 @@ int cmd_dupes(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
 	struct fidx_query_args qa = {0};
-	struct fidx_dupes_opts o = {.jobs = usable_cpus(), .io = FIDX_IO_AUTO,
+	struct fidx_dupes_opts o = {.jobs = fidx_usable_cpus(), .io = FIDX_IO_AUTO,
 				    .cancel = &interrupted};
 	struct scan_db sdb = {0};
 	struct fidx_query *q = NULL;

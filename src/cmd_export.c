@@ -164,19 +164,30 @@ static int output_open(struct output *o, const char *db)
 	}
 	memcpy(o->temp, o->path, len);
 	memcpy(o->temp + len, ".XXXXXX", 8);
-	if ((fd = mkostemp(o->temp, O_CLOEXEC)) < 0) {
+	/* No signal between the file's creation and its handler knowing it. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if ((fd = mkostemp(o->temp, O_CLOEXEC)) >= 0) {
+		temp_path = o->temp;
+		sa.sa_mask = block;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	int err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
 		fidx_error("cannot create a file beside '%s': %s", fidx_quote(o->path),
-			   strerror(errno));
+			   strerror(err));
 		free(o->temp);
 		o->temp = NULL;
 		return -1;
 	}
-	temp_path = o->temp;
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 ready:
 	if (dup2(fd, STDOUT_FILENO) < 0) {
 		fidx_error("cannot write to '%s': %s", fidx_quote(o->path), strerror(errno));

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "progress.h"
 #include "scan.h"
 #include "store.h"
+#include "sysinfo.h"
 
 enum {
 	OPT_HASH = 256,
@@ -95,16 +95,6 @@ static void scan_usage(FILE *out)
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
 	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
 	      out);
-}
-
-/* The number of CPUs this process may run on. */
-static unsigned usable_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
 }
 
 /*
@@ -253,7 +243,7 @@ int cmd_scan(int argc, char **argv)
 	fidx_cli_longopts(scan_options, NOPTIONS, longopts);
 
 	const char *db = "fidx.db", *hash = "sha256";
-	unsigned jobs = usable_cpus(), digests = 0;
+	unsigned jobs = fidx_usable_cpus(), digests = 0;
 	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
 	bool hash_given = false, drop_cache = false;
 	enum fidx_io_mode io = FIDX_IO_AUTO;

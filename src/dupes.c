@@ -32,10 +32,11 @@
  *                 files
  *
  * A thread writes only the nodes it took; the main thread reads them after
- * joining every thread.  Exactness: fstat() must show the recorded device,
- * inode, size and mtime before a small read counts (hashio checks the same
- * after reading a whole file), and only equal SHA-256 (or recorded SHA-512)
- * digests of equal sizes put files in one group: edges only rule files out.
+ * joining every thread.  Exactness: once a file was read, fstat() must
+ * still show the recorded device, inode, size and mtime for its bytes to
+ * count (fidx_hashio_check(), as in the whole reads), and only equal
+ * SHA-256 (or recorded SHA-512) digests of equal sizes put files in one
+ * group: edges only rule files out.
  */
 #include "dupes.h"
 
@@ -605,34 +606,23 @@ struct small_stage {
 	size_t batch;              /* indexes taken at once, <= SMALL_BATCH */
 };
 
-/* Opens node n's file for reading, as the scan's hashing does (O_NOATIME when allowed). */
+/* Opens node n's file for reading, as the scan's hashing does (hashio.h). */
 static int open_node(const struct fidx_dupes_engine *e, const struct node *n)
 {
-	int flags = O_RDONLY | O_NONBLOCK | O_NOATIME | O_CLOEXEC;
-	if (!e->links[n->row])
-		flags |= O_NOFOLLOW;
-	int fd = fidx_open_long(e->paths[n->row], flags);
-	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-		fd = fidx_open_long(e->paths[n->row], flags & ~O_NOATIME);
-	return fd;
+	return fidx_hashio_open(e->paths[n->row], e->links[n->row] != NULL);
 }
 
 /*
- * Whether fd is still node n's file as recorded: a regular file with its
- * device, inode, size and mtime.  Returns NULL, or what failed: "stat"
+ * Whether fd, from which bytes were read, is still node n's file as recorded
+ * and unchanged (fidx_hashio_check()).  Returns NULL, or what failed: "stat"
  * (errno set) or "changed since the scan" (errno 0).
  */
-static const char *check_node(int fd, const struct node *n)
+static const char *check_node(int fd, const struct node *n, uint64_t bytes)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return "stat";
-	errno = 0;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_dev != n->dev || (uint64_t)st.st_ino != n->ino ||
-	    (uint64_t)st.st_size != n->size ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != n->mtime_ns)
-		return "changed since the scan";
-	return NULL;
+	const struct fidx_meta m = {.size = n->size, .dev = n->dev, .ino = n->ino,
+				    .mtime_ns = n->mtime_ns};
+	const char *op = fidx_hashio_check(fd, &m, bytes);
+	return op && errno == 0 ? "changed since the scan" : op;
 }
 
 /* Reads len bytes at off into buf, retrying short reads.  Returns the bytes read, or -1. */
@@ -695,14 +685,13 @@ static void read_small(struct fidx_dupes_engine *e, struct small_reader *r, stru
 		node_failed(e, n, "open", errno);
 		return;
 	}
-	if ((op = check_node(fd, n))) {
-		node_failed(e, n, op, errno);
-	} else if (n->size <= FIDX_DUPES_WHOLE_MAX) {
-		uint64_t bytes;
+	/* Checked after reading: the bytes hashed must be the file recorded. */
+	if (n->size <= FIDX_DUPES_WHOLE_MAX) {
+		uint64_t bytes = 0;
 		if (fidx_hash_fd(r->sha256, fd, n->size, out, &bytes, NULL, e->o->cancel) < 0)
 			node_failed(e, n, errno == ECANCELED ? "interrupted" : "read", errno);
-		else if (bytes != n->size)
-			node_failed(e, n, "changed since the scan", 0);
+		else if ((op = check_node(fd, n, bytes)))
+			node_failed(e, n, op, errno);
 		else {
 			memcpy(n->digest, out[FIDX_SHA256], 32);
 			n->known = (n->known & ~K_SHA512) | K_SHA256 | K_NEW_SHA256;
@@ -711,10 +700,11 @@ static void read_small(struct fidx_dupes_engine *e, struct small_reader *r, stru
 		ssize_t first = pread_full(fd, r->buf, B, 0);
 		ssize_t last = first == (ssize_t)B ? pread_full(fd, r->buf + B, B, (off_t)(n->size - B))
 						   : 0;
+		bool whole = first == (ssize_t)B && last == (ssize_t)B; /* else it shrank */
 		if (first < 0 || last < 0)
 			node_failed(e, n, "read", errno);
-		else if (first != (ssize_t)B || last != (ssize_t)B)
-			node_failed(e, n, "changed since the scan", 0);
+		else if ((op = check_node(fd, n, whole ? n->size : 0)))
+			node_failed(e, n, op, errno);
 		else if (fidx_hasher_reset(r->edges) < 0 || fidx_hasher_update(r->edges, r->buf, 2 * B) < 0 ||
 			 fidx_hasher_final(r->edges, out) < 0)
 			node_failed(e, n, "hash", errno);

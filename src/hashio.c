@@ -313,26 +313,25 @@ static struct block *job_take(struct job *j)
 	return b;
 }
 
-/* Opens a record's file for reading: never follows a link it did not follow. */
-static int open_for_hash(const struct fidx_record *rec)
+int fidx_hashio_open(const char *path, bool follow)
 {
 	int flags = O_RDONLY | O_NONBLOCK | O_NOATIME | O_CLOEXEC;
-	if (!rec->link_target)
+	if (!follow)
 		flags |= O_NOFOLLOW;
-	int fd = fidx_open_long(rec->path, flags);
+	int fd = fidx_open_long(path, flags);
 	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-		fd = fidx_open_long(rec->path, flags & ~O_NOATIME);
+		fd = fidx_open_long(path, flags & ~O_NOATIME);
 	return fd;
 }
 
-/*
- * Checks, once bytes were read from fd, that it is still the file the walk
- * saw, unchanged.  Returns NULL, or what to record: "stat" (errno set) or
- * "changed during scan" (errno 0).
- */
-static const char *check_unchanged(int fd, const struct fidx_record *rec, uint64_t bytes)
+/* Opens a record's file for reading: never follows a link it did not follow. */
+static int open_for_hash(const struct fidx_record *rec)
 {
-	const struct fidx_meta *m = &rec->meta;
+	return fidx_hashio_open(rec->path, rec->link_target != NULL);
+}
+
+const char *fidx_hashio_check(int fd, const struct fidx_meta *m, uint64_t bytes)
+{
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return "stat";
@@ -423,7 +422,7 @@ static bool hash_here(struct fidx_hashio *io, struct fidx_hasher *h, struct fidx
 			 io->o.cancel) < 0)
 		op = errno == ECANCELED ? "interrupted" : "read";
 	else
-		op = check_unchanged(fd, rec, bytes);
+		op = fidx_hashio_check(fd, &rec->meta, bytes);
 	int err = errno;
 	close_file(io, fd);
 	settle(io, rec, op, err, bytes);
@@ -489,7 +488,7 @@ static void read_job(struct fidx_hashio *io, struct job *j)
 		j->bytes += (uint64_t)n;
 		job_add(j, b);
 	}
-	j->error_op = check_unchanged(fd, rec, j->bytes);
+	j->error_op = fidx_hashio_check(fd, &rec->meta, j->bytes);
 	j->error = errno;
 end:
 	if (fd >= 0)

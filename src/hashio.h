@@ -29,6 +29,21 @@ int fidx_io_mode_parse(const char *name, enum fidx_io_mode *mode);
 /* Returns "auto", "ssd" or "hdd". */
 const char *fidx_io_mode_name(enum fidx_io_mode mode);
 
+/*
+ * Opens a regular file for reading as the stage does: O_NOATIME when allowed,
+ * and never through a symlink unless follow (the walk followed it).  Returns
+ * the descriptor, or -1 with errno set.
+ */
+int fidx_hashio_open(const char *path, bool follow);
+
+/*
+ * Checks, once bytes were read from fd, that it is still the file m
+ * describes, unchanged: a regular file with m's device, inode, size and
+ * mtime, and bytes equal to its size.  Returns NULL, or what to record:
+ * "stat" (errno set) or "changed during scan" (errno 0).
+ */
+const char *fidx_hashio_check(int fd, const struct fidx_meta *m, uint64_t bytes);
+
 struct fidx_hashio_opts {
 	unsigned digests;            /* digests to compute (1u << enum fidx_digest), not 0 */
 	enum fidx_io_mode mode;      /* FIDX_IO_SSD or FIDX_IO_HDD */

@@ -28,6 +28,14 @@ inodes at least, each with all its paths.  Then:
   * a file changed since the scan, and a file nobody may read (run as
     nobody), are each left out with one warning line naming them;
   * a database nobody cannot write: the groups anyway, one warning;
+  * under the race shim, a small and a large file overwritten once fidx has
+    read from them (same size, the mtime moves) are left out, never grouped
+    with their former copies (-j 1 and -j 3);
+  * SIGINT while the files are read: exit 130, nothing listed, the
+    temporary database removed;
+  * a file as PATH (exit 1), overlapping PATHs (each file once), a hard
+    link across two PATHs (one file, both names), a missing $TMPDIR (exit 2,
+    one line);
   * exit status 1 when nothing is duplicated, 2 for a missing PATH or
     --scan with PATHs.
 """
@@ -38,8 +46,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
+import time
 
 import xxhash
 
@@ -472,6 +482,79 @@ def main():
 				chk.ok("read-only database: exit 0, one warning that digests are not kept",
 				       res.rc == 0 and len(lines) == 1 and b"not kept" in lines[0], repr(res))
 				check_groups(chk, "read-only database", from_json(res.out), want)
+
+		with chk.guard("race"):
+			if not lib.SHIM or not os.path.exists(lib.SHIM):
+				chk.ok("race shim built", False, "FIDX_SHIM=%r does not exist" % lib.SHIM)
+			else:
+				# The shim overwrites a fidx-race-modify* file once fidx has read
+				# from it (same size, the mtime moves): the bytes hashed are then
+				# no longer the file's.  A small file (read whole at once) and a
+				# large one (edges by pread, then whole by read) with copies.
+				race = top + b"/race"
+				os.mkdir(race)
+				for size, tag in ((5000, b"small"), (MIB, b"large")):
+					data = rnd("race" + tag.decode(), size)
+					for name in (b"fidx-race-modify-" + tag, b"copy-" + tag):
+						write(race + b"/" + name, data)
+						os.utime(race + b"/" + name, ns=(978307200 * 10**9,) * 2)
+				for jobs in ("1", "3"):
+					res = run_fidx("dupes", "--json", "-j", jobs, race, env=env,
+						       preload=lib.SHIM)
+					lines = sorted(res.err_lines())
+					chk.ok("race -j %s: no group, exit 1, the files changed while read"
+					       " left out, one warning each" % jobs,
+					       res.rc == 1 and not res.out and len(lines) == 2 and
+					       all(b"fidx-race-modify-" + t in l and b"changed" in l
+						   for t, l in zip((b"large", b"small"), lines)), repr(res))
+					for tag in (b"small", b"large"):  # the shim races once per process
+						data = rnd("race" + tag.decode(), 5000 if tag == b"small" else MIB)
+						write(race + b"/fidx-race-modify-" + tag, data)
+						os.utime(race + b"/fidx-race-modify-" + tag,
+							 ns=(978307200 * 10**9,) * 2)
+
+		with chk.guard("SIGINT"):
+			# Two sparse 1 GiB files equal at both ends: the whole reads take
+			# seconds, long enough to be interrupted.
+			slow = top + b"/slow"
+			os.mkdir(slow)
+			for i, name in enumerate((b"/s1", b"/s2")):
+				with open(slow + name, "wb") as f:
+					f.truncate(1 << 30)
+					f.seek(1 << 29)
+					f.write(b"%d" % i)
+			e = dict(os.environ, **env)
+			p = subprocess.Popen([lib.FIDX, "dupes", "-q", slow], stdin=subprocess.DEVNULL,
+					     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+			time.sleep(0.5)
+			p.send_signal(signal.SIGINT)
+			out, err = p.communicate(timeout=60)
+			chk.ok("SIGINT during PATH: exit 130, nothing listed, the temporary database"
+			       " removed", p.returncode == 130 and not out and os.listdir(tmp) == [],
+			       "rc=%r out=%r err=%r left=%r" % (p.returncode, out, err, os.listdir(tmp)))
+			shutil.rmtree(slow)
+
+		with chk.guard("PATH forms"):
+			# A file as PATH, and overlapping PATHs: each file once.
+			res = run_fidx("dupes", "--json", root + b"/a/s1", env=env)
+			chk.ok("a file as PATH: exit 1, no group", res.rc == 1 and not res.out, repr(res))
+			res = run_fidx("dupes", "--json", root + b"/c", root, root + b"/c/deep", env=env)
+			check_groups(chk, "overlapping PATHs", from_json(res.out), want)
+			# A hard link across two PATHs (two scans) is one file.
+			x = top + b"/across"
+			os.makedirs(x + b"/p")
+			os.makedirs(x + b"/q")
+			write(x + b"/p/f", rnd("across", 40000))
+			os.link(x + b"/p/f", x + b"/q/g")
+			write(x + b"/q/copy", rnd("across", 40000))
+			res = run_fidx("dupes", "--json", x + b"/q", x + b"/p", env=env)
+			got = [sorted(g["files"].values()) for g in from_json(res.out)]
+			chk.eq("a hard link across two PATHs: one file with both names",
+			       got, [[[x + b"/p/f", x + b"/q/g"], [x + b"/q/copy"]]])
+			shutil.rmtree(x)
+			lib.check_fatal(chk, "a missing $TMPDIR", run_fidx(
+				"dupes", root, env={"TMPDIR": (top + b"/no-such-dir").decode()}),
+					mention=b"no-such-dir")
 
 		with chk.guard("exit status"):
 			solo = top + b"/solo"
