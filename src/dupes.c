@@ -50,6 +50,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "blockdev.h"
 #include "diag.h"
 #include "fdutil.h"
@@ -62,7 +63,6 @@
 #define PREFETCH_FILES 256      /* files hashio may open ahead when cold (as scan.c) */
 #define WHOLE_QUEUE_CAP 4096    /* records waiting for the hashing stage ... */
 #define WHOLE_PUSH 256          /* ... handed to it this many at a time */
-#define ARENA_CHUNK (1 << 20)   /* bytes per chunk of path storage */
 #define EDGES_LEN 16            /* bytes of an edge hash (XXH3-128) */
 
 /* What is known of a node. */
@@ -92,13 +92,6 @@ struct span {
 	enum fidx_digest algo;     /* FIDX_SHA512 when every node had only a SHA-512 */
 };
 
-/* A block of path bytes. */
-struct chunk {
-	struct chunk *next;        /* the chunk filled before this one */
-	size_t used, cap;          /* bytes of data used, and there */
-	char data[];
-};
-
 /* Everything a search holds, from the rows loaded to the groups' files. */
 struct fidx_dupes_engine {
 	const struct fidx_dupes_opts *o;
@@ -108,7 +101,7 @@ struct fidx_dupes_engine {
 	char **paths;              /* each row's path, in the arena */
 	char **links;              /* a followed symlink's target (the file is opened
 				      through the link), else NULL */
-	struct chunk *arena;       /* the paths and link targets */
+	struct fidx_arena arena;   /* the paths and link targets */
 	struct node *nodes;        /* the candidates, span by span */
 	size_t nnodes, cap_nodes;
 	struct span *spans;        /* one per size two inodes share, ascending */
@@ -124,26 +117,6 @@ struct fidx_dupes_engine {
 };
 
 /* ------------------------------------------------------------------ memory --- */
-
-/* Copies len bytes of s (plus a NUL) into the arena.  Returns NULL on ENOMEM. */
-static char *arena_copy(struct fidx_dupes_engine *e, const void *s, size_t len)
-{
-	struct chunk *c = e->arena;
-	if (!c || c->cap - c->used < len + 1) {
-		size_t cap = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
-		if (!(c = malloc(sizeof(*c) + cap)))
-			return NULL;
-		c->next = e->arena;
-		c->used = 0;
-		c->cap = cap;
-		e->arena = c;
-	}
-	char *p = c->data + c->used;
-	memcpy(p, s, len);
-	p[len] = '\0';
-	c->used += len + 1;
-	return p;
-}
 
 /* Grows *arr (of *cap elements of size sz) to hold need.  Returns 0, or -1. */
 static int grow(void **arr, size_t *cap, size_t need, size_t sz)
@@ -298,8 +271,10 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, sqlite3_stmt 
 		.dev = (uint64_t)sqlite3_column_int64(s, C_DEV),
 		.ino = (uint64_t)sqlite3_column_int64(s, C_INO), .dig = NO_DIG,
 	};
-	if (!path || !(r->path = arena_copy(e, path, sqlite3_column_bytes(s, C_PATH))) ||
-	    (link && !(r->link = arena_copy(e, link, sqlite3_column_bytes(s, C_LINK)))))
+	if (!path ||
+	    !(r->path = fidx_arena_copy(&e->arena, path, sqlite3_column_bytes(s, C_PATH))) ||
+	    (link &&
+	     !(r->link = fidx_arena_copy(&e->arena, link, sqlite3_column_bytes(s, C_LINK)))))
 		return -1;
 	if (take_blob(s, C_SHA256, dg.sha256, 32) || take_blob(s, C_DSHA256, dg.sha256, 32))
 		dg.known |= K_SHA256;
@@ -1071,11 +1046,7 @@ static void engine_free(struct fidx_dupes_engine *e)
 		return;
 	for (size_t i = 0; i < e->nnodes; i++)
 		free(e->nodes[i].error);
-	while (e->arena) {
-		struct chunk *next = e->arena->next;
-		free(e->arena);
-		e->arena = next;
-	}
+	fidx_arena_free(&e->arena);
 	free(e->ids);
 	free(e->mtimes);
 	free(e->paths);

@@ -12,8 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-/* Bytes of one arena chunk (a longer key gets a chunk of its own size). */
-#define CHUNK_BYTES (1u << 20)
+#include "arena.h"
 
 struct entry {
 	uint64_t hash;    /* XXH3-64 of the key */
@@ -21,18 +20,12 @@ struct entry {
 	const char *key;  /* in an arena chunk */
 };
 
-struct chunk {
-	struct chunk *next;  /* the chunk filled before this one */
-	size_t used, size;   /* bytes of data[] taken, and its capacity */
-	char data[];
-};
-
 struct fidx_intern {
 	uint32_t *slots;     /* index + 1 of an entry, 0 for an empty slot */
 	size_t mask;         /* slots - 1 (a power of two) */
 	struct entry *ents;  /* entries by index */
 	size_t n, cap;       /* entries used and allocated */
-	struct chunk *arena; /* the chunk being filled, the older ones behind it */
+	struct fidx_arena keys; /* the keys' bytes */
 };
 
 struct fidx_intern *fidx_intern_new(void)
@@ -91,28 +84,6 @@ static int grow_slots(struct fidx_intern *t)
 	return 0;
 }
 
-/* Copies len bytes of key and a NUL into the arena.  Returns the copy, or NULL (ENOMEM). */
-static const char *arena_copy(struct fidx_intern *t, const void *key, size_t len)
-{
-	struct chunk *c = t->arena;
-	if (!c || c->size - c->used < len + 1) {
-		size_t size = len + 1 > CHUNK_BYTES ? len + 1 : CHUNK_BYTES;
-		if (!(c = malloc(sizeof(*c) + size))) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		c->size = size;
-		c->used = 0;
-		c->next = t->arena;
-		t->arena = c;
-	}
-	char *p = c->data + c->used;
-	memcpy(p, key, len);
-	p[len] = '\0';
-	c->used += len + 1;
-	return p;
-}
-
 int64_t fidx_intern_add(struct fidx_intern *t, const void *key, size_t len, int *added)
 {
 	uint64_t h = XXH3_64bits(key, len);
@@ -142,7 +113,7 @@ int64_t fidx_intern_add(struct fidx_intern *t, const void *key, size_t len, int 
 		t->ents = ne;
 		t->cap = ncap;
 	}
-	const char *copy = arena_copy(t, key, len);
+	const char *copy = fidx_arena_copy(&t->keys, key, len);
 	if (!copy)
 		return -1;
 	t->ents[t->n] = (struct entry){.hash = h, .len = len, .key = copy};
@@ -168,10 +139,7 @@ void fidx_intern_free(struct fidx_intern *t)
 {
 	if (!t)
 		return;
-	for (struct chunk *c = t->arena, *next; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	fidx_arena_free(&t->keys);
 	free(t->ents);
 	free(t->slots);
 	free(t);
