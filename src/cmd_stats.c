@@ -86,6 +86,14 @@ struct tally {
 	uint64_t bytes;
 };
 
+/* The extensions of a report: the heaviest shown one by one, the rest summed. */
+struct ext_order {
+	const int64_t *order;  /* extension indexes, heaviest first */
+	size_t shown;          /* how many of them are listed (at most --top) */
+	size_t rest;           /* how many more there are */
+	struct tally other;    /* their sum */
+};
+
 /* One kept entry of a list. */
 struct top_item {
 	int64_t key;  /* size or mtime_ns */
@@ -389,7 +397,7 @@ static void json_list(const struct top *t, const char *key, bool time)
 
 /* Prints the report of one scan as one JSON object on one line. */
 static void print_json(const struct stats *st, int64_t scan, const char *root,
-		       const int64_t *order, size_t nexts)
+		       const struct ext_order *x)
 {
 	printf("{\"scan_id\":%" PRId64 ",", scan);
 	fidx_json_path(stdout, "root", root);
@@ -408,21 +416,15 @@ static void print_json(const struct stats *st, int64_t scan, const char *root,
 		first = false;
 	}
 	fputs("],\"extensions\":[", stdout);
-	struct tally other = {0};
-	for (size_t i = 0; i < nexts; i++) {
-		const struct tally *e = &st->ext[order[i]];
-		if (i >= st->top) {
-			other.count += e->count;
-			other.bytes += e->bytes;
-			continue;
-		}
+	for (size_t i = 0; i < x->shown; i++) {
+		const struct tally *e = &st->ext[x->order[i]];
 		printf("%s{", i ? "," : "");
-		fidx_json_path(stdout, "ext", fidx_intern_key(st->exts, order[i], NULL));
+		fidx_json_path(stdout, "ext", fidx_intern_key(st->exts, x->order[i], NULL));
 		printf(",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", e->count, e->bytes);
 	}
 	printf("],\"extensions_other\":{\"extensions\":%zu,\"count\":%" PRIu64
 	       ",\"bytes\":%" PRIu64 "},\"histogram\":[",
-	       nexts > st->top ? nexts - st->top : 0, other.count, other.bytes);
+	       x->rest, x->other.count, x->other.bytes);
 	unsigned lo, hi;
 	hist_range(st, &lo, &hi);
 	for (unsigned k = lo; k <= hi; k++) {
@@ -441,7 +443,7 @@ static void print_json(const struct stats *st, int64_t scan, const char *root,
 
 /* Prints the report of one scan for people. */
 static void print_text(const struct stats *st, int64_t scan, const char *root,
-		       const int64_t *order, size_t nexts, bool first)
+		       const struct ext_order *x, bool first)
 {
 	char a[24], b[24], when[FIDX_WHEN_ISO];
 	int w = st->exact ? 15 : 10;
@@ -457,15 +459,9 @@ static void print_text(const struct stats *st, int64_t scan, const char *root,
 			       fidx_space_size(st->types[i].bytes, st->exact, a));
 
 	printf("\n%-16s  %10s  %*s   (regular files)\n", "EXTENSION", "COUNT", w, "BYTES");
-	struct tally other = {0};
-	for (size_t i = 0; i < nexts; i++) {
-		const struct tally *e = &st->ext[order[i]];
-		if (i >= st->top) {
-			other.count += e->count;
-			other.bytes += e->bytes;
-			continue;
-		}
-		const char *name = fidx_intern_key(st->exts, order[i], NULL);
+	for (size_t i = 0; i < x->shown; i++) {
+		const struct tally *e = &st->ext[x->order[i]];
+		const char *name = fidx_intern_key(st->exts, x->order[i], NULL);
 		/* Escaped as in messages; the dot keeps "(none)" apart from an extension. */
 		if (*name)
 			printf(".%-15s  ", fidx_quote(name));
@@ -474,11 +470,11 @@ static void print_text(const struct stats *st, int64_t scan, const char *root,
 		printf("%10" PRIu64 "  %*s\n", e->count, w,
 		       fidx_space_size(e->bytes, st->exact, a));
 	}
-	if (nexts > st->top) {
+	if (x->rest) {
 		char label[32];
-		snprintf(label, sizeof(label), "(other: %zu)", nexts - st->top);
-		printf("%-16s  %10" PRIu64 "  %*s\n", label, other.count, w,
-		       fidx_space_size(other.bytes, st->exact, a));
+		snprintf(label, sizeof(label), "(other: %zu)", x->rest);
+		printf("%-16s  %10" PRIu64 "  %*s\n", label, x->other.count, w,
+		       fidx_space_size(x->other.bytes, st->exact, a));
 	}
 
 	printf("\n%*s  %*s  %10s  %*s   (regular files)\n", w, "SIZE >=", w, "SIZE <", "COUNT", w,
@@ -538,10 +534,16 @@ static int stats_scan(struct stats *st, const struct fidx_query *q, int64_t scan
 		if (lists[l]->n)
 			qsort_r(lists[l]->items, lists[l]->n, sizeof(struct top_item), top_cmp,
 				lists[l]);
+	struct ext_order x = {.order = order, .shown = nexts < st->top ? nexts : st->top};
+	x.rest = nexts - x.shown;
+	for (size_t i = x.shown; i < nexts; i++) {
+		x.other.count += st->ext[order[i]].count;
+		x.other.bytes += st->ext[order[i]].bytes;
+	}
 	if (st->json)
-		print_json(st, scan, root, order, nexts);
+		print_json(st, scan, root, &x);
 	else
-		print_text(st, scan, root, order, nexts, first);
+		print_text(st, scan, root, &x, first);
 	ret = 0;
 out:
 	free(order);
