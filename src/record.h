@@ -59,6 +59,8 @@ struct fidx_record {
 	unsigned digest_mask;  /* bit (1u << d) set when digest[d] holds a value */
 	uint8_t digest[FIDX_NDIGESTS][FIDX_DIGEST_MAX]; /* raw digests */
 	char *error;           /* NULL, or what failed ("open: Permission denied"); owned */
+	int64_t digests_from;  /* the scan whose read of the file gave the digests, when
+				  they were reused from an earlier scan; 0: read by this one */
 };
 
 /* Returns the length in bytes of digest d. */

@@ -47,6 +47,9 @@ struct fidx_scan_totals {
 	uint64_t dirs;        /* directories */
 	uint64_t bytes;       /* sum of regular files' sizes */
 	uint64_t errors;      /* rows with an error */
+	uint64_t reused;      /* regular files whose digests were taken from base_scan_id */
+	uint64_t hashed;      /* regular files read and hashed by this scan */
+	int64_t base_scan_id; /* the scan digests were reused from; 0 for none */
 };
 
 /*

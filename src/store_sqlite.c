@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dbfile.h"
 #include "diag.h"
@@ -189,9 +190,32 @@ static const char schema_sql[] =
  * (tables, indexes, views; columns with defaults): what a query of an earlier
  * version reads keeps its meaning.
  */
+/*
+ * Version 3: what incremental rescans, `fidx scan --resume` and the seal need.
+ * scan.reused/hashed count the files whose digests were taken from
+ * base_scan_id (an earlier complete scan of the root) and those read by this
+ * scan; scan.pid is the process that writes a running scan (so --resume can
+ * tell a killed one from a live one); scan.seal is the SHA-256 of the scan's
+ * canonical rows (seal.c).  file.digests_from names the scan that read the
+ * file for a reused digest (NULL: this scan read it).  file_seal keeps each
+ * sealed row's hash, so that `fidx verify` can name the rows that changed.
+ */
+#define SCAN_V3_SQL \
+	"ALTER TABLE scan ADD COLUMN reused INTEGER;\n" \
+	"ALTER TABLE scan ADD COLUMN hashed INTEGER;\n" \
+	"ALTER TABLE scan ADD COLUMN base_scan_id INTEGER;\n" \
+	"ALTER TABLE scan ADD COLUMN pid INTEGER;\n" \
+	"ALTER TABLE scan ADD COLUMN seal BLOB;\n" \
+	"ALTER TABLE file ADD COLUMN digests_from INTEGER;\n" \
+	"CREATE TABLE file_seal (" \
+	" file_id INTEGER PRIMARY KEY REFERENCES file(id)," \
+	" row_hash BLOB NOT NULL);\n"
+
 static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 1 -> 2 */
 	FILE_DIGEST_SQL PATH_INDEX_SQL,
+	/* 2 -> 3 */
+	SCAN_V3_SQL,
 };
 
 /* Parameters of insert_sql, in order (1-based, as SQLite numbers them). */
@@ -199,15 +223,15 @@ enum {
 	P_SCAN_ID = 1, P_PATH, P_NAME, P_EXT, P_TYPE,
 	P_SIZE, P_BLOCKS, P_MODE, P_UID, P_GID, P_NLINK, P_DEV, P_INO,
 	P_ATIME, P_MTIME, P_CTIME, P_BTIME,
-	P_LINK, P_DIGEST0, P_ERROR = P_DIGEST0 + FIDX_NDIGESTS,
+	P_LINK, P_DIGEST0, P_ERROR = P_DIGEST0 + FIDX_NDIGESTS, P_DIGESTS_FROM,
 };
 
 static const char insert_sql[] =
 	"INSERT INTO file (scan_id, path, name, ext, type,"
 	" size, blocks, mode, uid, gid, nlink, dev, ino,"
 	" atime_ns, mtime_ns, ctime_ns, btime_ns,"
-	" link_target, md5, sha1, sha256, sha512, xxh128, error)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" link_target, md5, sha1, sha256, sha512, xxh128, error, digests_from)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 struct fidx_store {
 	sqlite3 *db;           /* the connection; NULL until opened */
@@ -489,6 +513,8 @@ static int bind_record(sqlite3_stmt *s, const struct fidx_record *rec)
 						  (int)fidx_digest_len(d), SQLITE_STATIC)
 			      : sqlite3_bind_null(s, P_DIGEST0 + d);
 	rc |= bind_bytes(s, P_ERROR, rec->error, rec->error ? strlen(rec->error) : 0);
+	rc |= rec->digests_from ? sqlite3_bind_int64(s, P_DIGESTS_FROM, rec->digests_from)
+				: sqlite3_bind_null(s, P_DIGESTS_FROM);
 	return rc;
 }
 
@@ -542,7 +568,7 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 		return -1;
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO scan (root, host, os, kernel, arch, version, options,"
-			       " started_ns, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+			       " started_ns, status, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
 			       -1, &s, NULL) != SQLITE_OK)
 		return sqlite_error(st, "prepare");
 	const char *text[] = {info->root, info->host, info->os, info->kernel,
@@ -550,6 +576,7 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 	for (int i = 0; i < 7; i++)
 		sqlite3_bind_text(s, i + 1, text[i], -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 8, info->started_ns);
+	sqlite3_bind_int64(s, 9, getpid());
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		sqlite3_reset(s);
 		sqlite_error(st, "write");
@@ -570,7 +597,8 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 		return -1;
 	if (sqlite3_prepare_v2(st->db,
 			       "UPDATE scan SET finished_ns = ?, status = ?, entries = ?,"
-			       " files = ?, dirs = ?, bytes = ?, errors = ? WHERE id = ?",
+			       " files = ?, dirs = ?, bytes = ?, errors = ?, reused = ?, hashed = ?,"
+			       " base_scan_id = ? WHERE id = ?",
 			       -1, &s, NULL) != SQLITE_OK)
 		return sqlite_error(st, "prepare");
 	sqlite3_bind_int64(s, 1, totals->finished_ns);
@@ -580,7 +608,13 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 	bind_u64(s, 5, totals->dirs);
 	bind_u64(s, 6, totals->bytes);
 	bind_u64(s, 7, totals->errors);
-	sqlite3_bind_int64(s, 8, scan_id);
+	bind_u64(s, 8, totals->reused);
+	bind_u64(s, 9, totals->hashed);
+	if (totals->base_scan_id > 0)
+		sqlite3_bind_int64(s, 10, totals->base_scan_id);
+	else
+		sqlite3_bind_null(s, 10);
+	sqlite3_bind_int64(s, 11, scan_id);
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		sqlite3_reset(s);
 		sqlite_error(st, "write");

@@ -657,6 +657,25 @@ static int make_version_1(const char *db)
 			dropped++;
 		}
 	}
+	/* Columns later versions added (version 1: 16 in scan, 25 in file). */
+	const char *const tables[][2] = {{"scan", "16"}, {"file", "25"}};
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (;;) {
+			char sql[512], name[256];
+			snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')"
+				 " WHERE cid >= %s ORDER BY cid DESC LIMIT 1", tables[t][0], tables[t][1]);
+			sqlite3_stmt *s = prepare(h, sql);
+			if (sqlite3_step(s) != SQLITE_ROW) {
+				sqlite3_finalize(s);
+				break;
+			}
+			snprintf(name, sizeof(name), "%s", (const char *)sqlite3_column_text(s, 0));
+			sqlite3_finalize(s);
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN \"%s\"", tables[t][0], name);
+			exec_sql(h, sql);
+			dropped++;
+		}
+	}
 	exec_sql(h, "PRAGMA user_version = 1");
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
 	return dropped;
