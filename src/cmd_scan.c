@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dbfile.h"
 #include "diag.h"
 #include "fdutil.h"
 #include "hash.h"
@@ -26,6 +27,7 @@
 #include "cli.h"
 #include "json.h"
 #include "progress.h"
+#include "reuse.h"
 #include "scan.h"
 #include "store.h"
 #include "sysinfo.h"
@@ -41,6 +43,8 @@ enum {
 	OPT_PROGRESS,
 	OPT_ERRORS,
 	OPT_VERSION,
+	OPT_REHASH,
+	OPT_RESUME,
 };
 
 /* The options of `fidx scan`, in the order --help lists them. */
@@ -70,6 +74,15 @@ static const struct fidx_option scan_options[] = {
 	{{"no-stat", no_argument, NULL, OPT_NO_STAT}, NULL,
 	 "record paths and types only, from the directory listings: no metadata\n"
 	 "                       and no digests (implies --hash none); the fastest inventory"},
+	{{"rehash", no_argument, NULL, OPT_REHASH}, NULL,
+	 "read every file; by default a file whose device, inode, size, mtime and\n"
+	 "                       ctime are those the newest complete scan of the same PATH\n"
+	 "                       (with the digests asked for) recorded takes its digests"},
+	{{"resume", no_argument, NULL, OPT_RESUME}, NULL,
+	 "continue the newest scan of each PATH (without PATH: the newest scan in the\n"
+	 "                       database) that was interrupted, failed or killed, with its\n"
+	 "                       own --hash, --xdev, --follow, --no-stat and --exclude: what\n"
+	 "                       it recorded is kept, the rest is scanned"},
 	{{"quiet", no_argument, NULL, 'q'}, NULL, "no progress line"},
 	{{"progress", no_argument, NULL, OPT_PROGRESS}, NULL,
 	 "progress line even when stderr is not a terminal"},
@@ -86,10 +99,14 @@ static const struct fidx_option scan_options[] = {
 static void scan_usage(FILE *out)
 {
 	fputs("usage: fidx scan [OPTIONS] PATH...\n"
+	      "       fidx scan --resume [OPTIONS] [PATH...]\n"
 	      "       fidx scan -i [OPTIONS]\n\n"
 	      "Record every entry under and including each PATH (metadata, symlink targets\n"
 	      "and digests of regular files) into a SQLite database, as one new scan per\n"
-	      "PATH.  Earlier scans in the database are never modified.\n\n"
+	      "PATH.  Earlier scans in the database are never modified (--resume continues\n"
+	      "an unfinished one).  A file unchanged since the newest complete scan of its\n"
+	      "PATH (same device, inode, size, mtime and ctime) is not read again: its\n"
+	      "digests are taken from that scan (see --rehash).\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, scan_options, NOPTIONS);
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
@@ -206,7 +223,7 @@ static void on_signal(int sig)
 
 /* Prints the one-line summary of a finished scan on stdout. */
 static void print_summary(const struct fidx_scan_result *r, const char *db, size_t nroots,
-			  const char *root)
+			  const char *root, bool digests)
 {
 	char bytes[32], rate[32];
 	fidx_format_bytes(bytes, sizeof(bytes), r->bytes);
@@ -219,11 +236,14 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%s%lld", i ? ", " : " ", (long long)r->scan_ids[i]);
 		printf(" (%zu roots)", nroots);
 	}
-	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors in %.2f s"
-	       " (%.0f entries/s, %s/s) -> '%s'\n",
+	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors",
 	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
 	       (unsigned long long)r->files, (unsigned long long)r->dirs, bytes,
-	       (unsigned long long)r->errors, r->seconds,
+	       (unsigned long long)r->errors);
+	if (digests)
+		printf(", %llu hashed, %llu reused", (unsigned long long)r->hashed,
+		       (unsigned long long)r->reused);
+	printf(" in %.2f s (%.0f entries/s, %s/s) -> '%s'\n", r->seconds,
 	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate, fidx_quote(db));
 }
 
@@ -237,6 +257,212 @@ static void print_errors(FILE *list)
 		fwrite(buf, 1, n, stdout);
 }
 
+/* What --resume and the incremental rescan take from the database, per root. */
+struct plan {
+	int64_t *resume_ids;                 /* scan continued, 0 for a new one */
+	int64_t *base_ids;                   /* scan digests are reused from, 0 for none */
+	struct fidx_pathset **resumed_paths; /* paths the continued scan holds */
+	struct fidx_reuse *reuse;            /* NULL with --rehash or no digests */
+	struct fidx_scan_row row;            /* the scan --resume continues (the last one) */
+};
+
+/* Frees what a plan holds. */
+static void plan_free(struct plan *p, size_t nroots)
+{
+	for (size_t r = 0; p->resumed_paths && r < nroots; r++)
+		fidx_pathset_free(p->resumed_paths[r]);
+	free(p->resumed_paths);
+	free(p->resume_ids);
+	free(p->base_ids);
+	fidx_reuse_free(p->reuse);
+	fidx_scan_row_free(&p->row);
+}
+
+/*
+ * Whether the process that wrote a 'running' scan may still be writing it:
+ * its pid is alive on this host.  Another host's process cannot be asked;
+ * a scan recorded without a pid (before schema version 3) counts as dead.
+ */
+static bool still_running(const struct fidx_scan_row *row, const char *host)
+{
+	if (strcmp(row->status, "running") != 0 || row->pid <= 0 || !row->host ||
+	    strcmp(row->host, host) != 0 || row->pid == getpid())
+		return false;
+	return kill((pid_t)row->pid, 0) == 0 || errno == EPERM;
+}
+
+/*
+ * Finds the scan --resume continues for root, the newest scan of it, into
+ * *row and checks that it can be continued.  Prints one line and returns -1
+ * when not.
+ */
+static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
+			  struct fidx_scan_row *row)
+{
+	static const char *const any[] = {"running", "interrupted", "failed", "complete", NULL};
+	char *errmsg = NULL, host[256] = "";
+
+	int found = fidx_scan_row_newest(db, root, any, 0, row, &errmsg);
+	if (found < 0) {
+		fidx_error("%s", errmsg);
+		free(errmsg);
+		return -1;
+	}
+	if (found == 0) {
+		fidx_error("nothing to resume: database '%s' holds no scan of '%s'",
+			   fidx_quote(dbpath), fidx_quote(root));
+		return -1;
+	}
+	gethostname(host, sizeof(host) - 1);
+	if (strcmp(row->status, "complete") == 0)
+		fidx_error("nothing to resume: the newest scan of '%s' (scan %lld) is complete",
+			   fidx_quote(row->root), (long long)row->id);
+	else if (still_running(row, host))
+		fidx_error("cannot resume scan %lld of '%s': process %lld is still writing it",
+			   (long long)row->id, fidx_quote(row->root), (long long)row->pid);
+	else
+		return 0;
+	fidx_scan_row_free(row);
+	return -1;
+}
+
+/*
+ * Sets *root to the root of the newest scan in the database at dbpath (what
+ * --resume without PATH continues).  Prints one line and returns -1 when
+ * there is none or the file is not a fidx database.
+ */
+static int newest_root(const char *dbpath, char **root)
+{
+	uint32_t version;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int kind = fidx_dbfile_probe(dbpath, &version);
+
+	if (kind == FIDX_DBFILE_MISSING || kind == FIDX_DBFILE_EMPTY) {
+		fidx_error("nothing to resume: no database '%s'", fidx_quote(dbpath));
+		return -1;
+	}
+	if (kind != FIDX_DBFILE_FIDX) {
+		if (kind < 0)
+			fidx_error("cannot open database '%s': %s", fidx_quote(dbpath), strerror(errno));
+		else
+			fidx_error("'%s' is not a fidx database", fidx_quote(dbpath));
+		return -1;
+	}
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT root FROM scan ORDER BY id DESC LIMIT 1", -1, &s,
+			       NULL) == SQLITE_OK) {
+		int rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			*root = strndup(sqlite3_column_blob(s, 0), sqlite3_column_bytes(s, 0));
+		} else if (rc == SQLITE_DONE) {
+			fidx_error("nothing to resume: database '%s' holds no scan", fidx_quote(dbpath));
+			goto out;
+		}
+	}
+	if (!*root)
+		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
+			   db ? sqlite3_errmsg(db) : "out of memory");
+out:
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return *root ? 0 : -1;
+}
+
+/* Whether two scans were made with the same content-shaping options. */
+static bool same_shape(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
+{
+	if (a->digests != b->digests || a->xdev != b->xdev || a->follow != b->follow ||
+	    a->no_stat != b->no_stat || a->nexcludes != b->nexcludes)
+		return false;
+	for (size_t i = 0; i < a->nexcludes; i++)
+		if (strcmp(a->excludes[i], b->excludes[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Fills the plan for roots: with --resume, the scan each one continues (its
+ * paths recorded so far); unless rehash, the digests of the newest complete
+ * scan of each root before it that recorded every digest asked for (a
+ * quick `--hash none` scan in between does not make the next one read all).  Reads the database with a read-only
+ * connection of its own.  Prints one line and returns -1 on failure.
+ */
+static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resume, bool rehash,
+		     unsigned digests, struct plan *p)
+{
+	static const char *const complete[] = {"complete", NULL};
+	sqlite3 *db = NULL;
+	char *errmsg = NULL;
+	int ret = -1;
+
+	p->resume_ids = calloc(nroots, sizeof(*p->resume_ids));
+	p->base_ids = calloc(nroots, sizeof(*p->base_ids));
+	p->resumed_paths = calloc(nroots, sizeof(*p->resumed_paths));
+	if (!p->resume_ids || !p->base_ids || !p->resumed_paths) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
+			   db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	for (size_t r = 0; r < nroots; r++) {
+		if (resume) {
+			struct fidx_scan_row row;
+			if (find_resumable(db, dbpath, roots[r], &row) < 0)
+				goto out;
+			p->resume_ids[r] = row.id;
+			if (r == 0) {
+				p->row = row;
+				digests = row.digests;
+			} else {
+				bool same = same_shape(&p->row, &row);
+				fidx_scan_row_free(&row);
+				if (!same) {
+					fidx_error("cannot resume scans %lld and %lld together: they were"
+						   " made with different options; resume them one at a time",
+						   (long long)p->resume_ids[0], (long long)p->resume_ids[r]);
+					goto out;
+				}
+			}
+			if (!(p->resumed_paths[r] = fidx_pathset_load(db, p->row.id, &errmsg)))
+				goto fail;
+		}
+		if (rehash || !digests)
+			continue;
+		/* The newest complete scan of the root that recorded these digests. */
+		struct fidx_scan_row base;
+		int64_t before = p->resume_ids[r];
+		int found;
+		while ((found = fidx_scan_row_newest(db, roots[r], complete, before, &base,
+						     &errmsg)) == 1 &&
+		       (base.digests & digests) != digests) {
+			before = base.id;
+			fidx_scan_row_free(&base);
+		}
+		if (found < 0)
+			goto fail;
+		if (found == 0)
+			continue;
+		p->base_ids[r] = base.id;
+		fidx_scan_row_free(&base);
+		if (p->reuse ? fidx_reuse_load_more(p->reuse, db, p->base_ids[r], &errmsg) < 0
+			     : !(p->reuse = fidx_reuse_load(db, p->base_ids[r], digests, &errmsg)))
+			goto fail;
+	}
+	ret = 0;
+	goto out;
+fail:
+	fidx_error("%s", errmsg ? errmsg : "out of memory");
+	free(errmsg);
+out:
+	sqlite3_close(db);
+	return ret;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
@@ -245,7 +471,8 @@ int cmd_scan(int argc, char **argv)
 	const char *db = "fidx.db", *hash = "sha256";
 	unsigned jobs = fidx_usable_cpus(), digests = 0;
 	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
-	bool hash_given = false, drop_cache = false;
+	bool hash_given = false, drop_cache = false, rehash = false, resume = false;
+	bool shape_given = false; /* an option --resume takes from the scan it continues */
 	enum fidx_io_mode io = FIDX_IO_AUTO;
 	bool list_errors = false, interactive = false;
 	char **excludes = calloc(argc + 1, sizeof(*excludes));
@@ -257,6 +484,8 @@ int cmd_scan(int argc, char **argv)
 	FILE *error_list = NULL;
 	struct fidx_interactive_choice choice = {0};
 	struct fidx_scan_result result = {0};
+	struct plan plan = {0};
+	char *resume_root = NULL;
 	int status = 2;
 
 	if (!excludes) {
@@ -270,7 +499,7 @@ int cmd_scan(int argc, char **argv)
 		char *end;
 		switch (c) {
 		case 'o': db = optarg; break;
-		case OPT_HASH: hash = optarg; hash_given = true; break;
+		case OPT_HASH: hash = optarg; hash_given = shape_given = true; break;
 		case 'j':
 			errno = 0;
 			unsigned long n = strtoul(optarg, &end, 10);
@@ -281,10 +510,12 @@ int cmd_scan(int argc, char **argv)
 			}
 			jobs = n;
 			break;
-		case OPT_XDEV: xdev = true; break;
-		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; break;
-		case OPT_FOLLOW: follow = true; break;
-		case OPT_NO_STAT: no_stat = true; break;
+		case OPT_XDEV: xdev = shape_given = true; break;
+		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; shape_given = true; break;
+		case OPT_FOLLOW: follow = shape_given = true; break;
+		case OPT_NO_STAT: no_stat = shape_given = true; break;
+		case OPT_REHASH: rehash = true; break;
+		case OPT_RESUME: resume = true; break;
 		case OPT_IO:
 			if (fidx_io_mode_parse(optarg, &io) < 0) {
 				fidx_error("invalid --io '%s': expected ssd, hdd or auto",
@@ -318,6 +549,11 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 
+	if (resume && (shape_given || interactive)) {
+		fidx_error("--resume continues a scan with the options it was made with: drop %s",
+			   interactive ? "-i" : "--hash, --xdev, --follow, --no-stat and --exclude");
+		goto out;
+	}
 	if (interactive) {
 		if (optind < argc) {
 			fidx_error("-i chooses the path itself: give no PATH with it");
@@ -331,7 +567,7 @@ int cmd_scan(int argc, char **argv)
 			goto out;
 		jobs = choice.jobs;
 		xdev = true; /* a filesystem was chosen: stay on it */
-	} else if (optind == argc) {
+	} else if (optind == argc && !resume) {
 		fidx_error("no PATH to scan (see 'fidx scan --help')");
 		goto out;
 	}
@@ -346,8 +582,11 @@ int cmd_scan(int argc, char **argv)
 			  jobs, fit, nofile);
 		jobs = fit;
 	}
+	/* --resume without PATH continues the newest scan: its root is the PATH. */
+	if (resume && optind == argc && newest_root(db, &resume_root) < 0)
+		goto out;
 	/* Check every root before the database is created or touched. */
-	size_t given = interactive ? 1 : (size_t)(argc - optind);
+	size_t given = interactive || resume_root ? 1 : (size_t)(argc - optind);
 	roots = calloc(given, sizeof(*roots));
 	if (!roots) {
 		fidx_error("out of memory");
@@ -355,7 +594,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	bool warned = false, spinning = false, untold = false;
 	for (size_t i = 0; i < given; i++) {
-		const char *arg = interactive ? choice.root : argv[optind + i];
+		const char *arg = interactive ? choice.root : resume_root ? resume_root : argv[optind + i];
 		struct stat sb;
 		if (stat(arg, &sb) < 0 && lstat(arg, &sb) < 0) {
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
@@ -401,10 +640,24 @@ int cmd_scan(int argc, char **argv)
 		fidx_error("cannot make a temporary file for --errors: %s", strerror(errno));
 		goto out;
 	}
+	if (resume && !resume_root && access(db, F_OK) != 0) {
+		fidx_error("nothing to resume: no database '%s'", fidx_quote(db));
+		goto out;
+	}
 	struct fidx_store_opts sopts = {0};
 	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
 		fidx_error("%s", errmsg);
 		goto out;
+	}
+	if (make_plan(db, roots, nroots, resume, rehash, digests, &plan) < 0)
+		goto out;
+	const char *const *shape_excludes = (const char *const *)excludes;
+	if (resume) { /* the continued scan's own options */
+		digests = plan.row.digests;
+		xdev = plan.row.xdev;
+		follow = plan.row.follow;
+		no_stat = plan.row.no_stat;
+		shape_excludes = (const char *const *)plan.row.excludes;
 	}
 
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -414,9 +667,11 @@ int cmd_scan(int argc, char **argv)
 
 	struct fidx_scan_opts opts = {
 		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow, .no_stat = no_stat,
-		.io = io, .drop_cache = drop_cache, .excludes = (const char *const *)excludes,
+		.io = io, .drop_cache = drop_cache, .excludes = shape_excludes,
 		.progress = show_progress,
 		.options_json = json, .error_list = error_list, .cancel = &interrupted,
+		.reuse = plan.reuse, .base_scan_ids = plan.base_ids, .resume_ids = plan.resume_ids,
+		.resumed_paths = (const struct fidx_pathset *const *)plan.resumed_paths,
 	};
 	int ret = fidx_scan(st, (const char *const *)roots, nroots, &opts, &result, &errmsg);
 	if (ret < 0) {
@@ -429,7 +684,7 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	st = NULL;
-	print_summary(&result, db, nroots, roots[0]);
+	print_summary(&result, db, nroots, roots[0], digests != 0);
 	if (error_list)
 		print_errors(error_list);
 	status = result.interrupted ? 130 : result.errors ? 1 : 0;
@@ -447,5 +702,7 @@ out:
 	free(errmsg);
 	free(choice.root);
 	free(result.scan_ids);
+	plan_free(&plan, nroots);
+	free(resume_root);
 	return status;
 }

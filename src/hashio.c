@@ -360,7 +360,7 @@ static void settle(const struct fidx_hashio *io, struct fidx_record *rec, const 
 {
 	int ret = 0;
 	if (op && errnum == ECANCELED)
-		ret = fidx_record_set_error(rec, "not hashed: scan interrupted", 0);
+		ret = fidx_record_set_error(rec, FIDX_ERROR_NOT_HASHED, 0);
 	else if (op)
 		ret = fidx_record_set_error(rec, op, errnum);
 	else

@@ -63,6 +63,14 @@ struct fidx_record {
 				  they were reused from an earlier scan; 0: read by this one */
 };
 
+/*
+ * The errors of entries an interrupted scan met but did not finish: a
+ * directory not listed, a file not hashed.  `fidx scan --resume` drops these
+ * rows and does them again.
+ */
+#define FIDX_ERROR_NOT_READ "not read: scan interrupted"
+#define FIDX_ERROR_NOT_HASHED "not hashed: scan interrupted"
+
 /* Returns the length in bytes of digest d. */
 size_t fidx_digest_len(enum fidx_digest d);
 

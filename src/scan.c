@@ -65,7 +65,7 @@ struct batch {
 
 /* Per-root totals, kept by the writer. */
 struct root_totals {
-	uint64_t entries, files, dirs, bytes, errors;
+	uint64_t entries, files, dirs, bytes, errors, reused, hashed;
 };
 
 struct scan {
@@ -250,7 +250,7 @@ static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entr
 			goto fail;
 	}
 	if (e->error == ECANCELED && strcmp(e->error_op, "stopped") == 0) {
-		if (fidx_record_set_error(rec, "not read: scan interrupted", 0) < 0)
+		if (fidx_record_set_error(rec, FIDX_ERROR_NOT_READ, 0) < 0)
 			goto fail;
 	} else if (e->error && fidx_record_set_error(rec, e->error_op, e->error) < 0) {
 		goto fail;
@@ -273,6 +273,10 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 	struct fidx_progress_counters *c = &s->counters;
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return FIDX_WALK_STOP;
+	const struct fidx_pathset *done =
+		s->opts->resumed_paths ? s->opts->resumed_paths[e->root_index] : NULL;
+	if (done && fidx_pathset_has(done, e->path, e->path_len))
+		return stopping(s) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
 	struct fidx_record *rec = record_of(s, e);
 	if (!rec) {
 		pipeline_fail(s, "out of memory");
@@ -284,9 +288,15 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 		atomic_fetch_add_explicit(&c->bytes_found, rec->meta.size, memory_order_relaxed);
 	}
 	int ret;
-	if (rec->type == 'f' && s->opts->digests && !rec->error) {
+	if (rec->type == 'f' && s->opts->digests && !rec->error &&
+	    !fidx_reuse_take(s->opts->reuse, rec)) {
 		ret = queue_to_hash(p, rec);
 	} else {
+		if (rec->digests_from) { /* done without reading: as if hashed */
+			atomic_fetch_add_explicit(&c->files_hashed, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&c->bytes_hashed, rec->meta.size,
+						  memory_order_relaxed);
+		}
 		ret = emit(p, rec);
 	}
 	return ret < 0 || stopping(s) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
@@ -364,6 +374,10 @@ static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 	if (rec->type == 'f') {
 		t->files++;
 		t->bytes += rec->meta.size;
+		if (rec->digests_from)
+			t->reused++;
+		else if (rec->digest_mask)
+			t->hashed++;
 	} else if (rec->type == 'd') {
 		t->dirs++;
 	}
@@ -387,6 +401,8 @@ static void commit_totals(struct scan *s, size_t nroots)
 		t->dirs += u->dirs;
 		t->bytes += u->bytes;
 		t->errors += u->errors;
+		t->reused += u->reused;
+		t->hashed += u->hashed;
 		*u = (struct root_totals){0};
 	}
 }
@@ -442,6 +458,8 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 		struct fidx_scan_totals end = {
 			.finished_ns = fidx_now_ns(), .status = status, .entries = t->entries,
 			.files = t->files, .dirs = t->dirs, .bytes = t->bytes, .errors = t->errors,
+			.reused = t->reused, .hashed = t->hashed,
+			.base_scan_id = s->opts->base_scan_ids ? s->opts->base_scan_ids[r] : 0,
 		};
 		if (fidx_store_end_scan(s->store, s->scan_ids[r], &end) < 0) {
 			if (!s->errmsg)
@@ -502,6 +520,21 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	}
 
 	for (size_t r = 0; r < nroots; r++) {
+		if (opts->resume_ids && opts->resume_ids[r]) {
+			struct fidx_scan_totals so_far;
+			if (fidx_store_resume_scan(st, opts->resume_ids[r], &so_far) < 0) {
+				s.errmsg = strdup(fidx_store_errmsg(st));
+				goto fail_setup;
+			}
+			s.scan_ids[r] = opts->resume_ids[r];
+			s.totals[r] = (struct root_totals){
+				.entries = so_far.entries, .files = so_far.files, .dirs = so_far.dirs,
+				.bytes = so_far.bytes, .errors = so_far.errors,
+				.reused = so_far.reused, .hashed = so_far.hashed,
+			};
+			result->nscans = r + 1;
+			continue;
+		}
 		struct fidx_scan_info info = {
 			.root = roots[r], .host = sys.host, .os = sys.os, .kernel = sys.kernel,
 			.arch = sys.arch, .version = FIDX_VERSION, .options = opts->options_json,
@@ -566,6 +599,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->dirs += s.totals[r].dirs;
 		result->bytes += s.totals[r].bytes;
 		result->errors += s.totals[r].errors;
+		result->reused += s.totals[r].reused;
+		result->hashed += s.totals[r].hashed;
 	}
 	if (!s.errmsg)
 		ret = 0;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "hashio.h"
+#include "reuse.h"
 #include "store.h"
 
 #define FIDX_MAX_JOBS 1024 /* most jobs (hash workers) a scan takes */
@@ -39,6 +40,16 @@ struct fidx_scan_opts {
 	const char *options_json;    /* recorded in each scan row */
 	FILE *error_list;            /* if not NULL, gets "PATH: ERROR" per entry with an error */
 	atomic_bool *cancel;         /* set (by a signal handler) to interrupt the scan */
+	/* Incremental rescans (reuse.h): digests to take instead of reading a
+	 * file that did not change, or NULL to read every file (--rehash). */
+	const struct fidx_reuse *reuse;
+	const int64_t *base_scan_ids; /* per root: the scan reuse holds for it, 0 for none;
+					 or NULL */
+	/* Resuming (--resume): per root, the scan to continue (0: begin a new
+	 * one) and the paths it already recorded, which are not recorded
+	 * again; both NULL for a new scan of every root. */
+	const int64_t *resume_ids;
+	const struct fidx_pathset *const *resumed_paths;
 };
 
 /*
@@ -55,6 +66,8 @@ struct fidx_scan_result {
 					consecutive); nscans of them; the caller frees it */
 	size_t nscans;               /* scan rows written (one per root) */
 	uint64_t entries, files, dirs, bytes, errors;
+	uint64_t reused;             /* files whose digests came from an earlier scan */
+	uint64_t hashed;             /* files read and hashed */
 	double seconds;              /* wall-clock time */
 	bool interrupted;            /* stopped by cancel */
 };

@@ -68,6 +68,17 @@ struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opt
 int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info *info);
 
 /*
+ * Takes up scan scan_id again (`fidx scan --resume`), in one transaction:
+ * drops its rows of entries the interruption left unfinished (errors
+ * FIDX_ERROR_NOT_READ and FIDX_ERROR_NOT_HASHED), sets it 'running' again
+ * under this process, and fills *so_far with the totals of the rows it keeps
+ * (finished_ns and status unset).  Returns 0, or -1 on failure (a complete
+ * scan, or no such scan, is refused).
+ */
+int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
+			   struct fidx_scan_totals *so_far);
+
+/*
  * Adds one entry (rec->scan_id names its scan) to the current transaction,
  * committing when the batch is full.  The record stays the caller's.
  * Returns 0, or -1 on failure.

@@ -588,6 +588,63 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 	return id;
 }
 
+int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
+			   struct fidx_scan_totals *so_far)
+{
+	sqlite3_stmt *s = NULL;
+	char sql[256];
+
+	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "UPDATE scan SET status = 'running', finished_ns = NULL,"
+		 " pid = %d WHERE id = %" PRId64 " AND status <> 'complete'", (int)getpid(), scan_id);
+	if (exec(st, sql, "write") < 0)
+		goto fail;
+	if (sqlite3_changes(st->db) != 1) {
+		set_error(st, "cannot resume scan %" PRId64 " in '%s': it is complete or gone",
+			  scan_id, fidx_quote(st->path));
+		goto fail;
+	}
+	snprintf(sql, sizeof(sql), "DELETE FROM file WHERE scan_id = %" PRId64
+		 " AND error IN ('" FIDX_ERROR_NOT_READ "', '" FIDX_ERROR_NOT_HASHED "')", scan_id);
+	if (exec(st, sql, "write") < 0)
+		goto fail;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT count(*), coalesce(sum(type = 'f'), 0),"
+			       " coalesce(sum(type = 'd'), 0),"
+			       " coalesce(sum(CASE WHEN type = 'f' THEN size END), 0), count(error),"
+			       " count(digests_from),"
+			       " coalesce(sum(type = 'f' AND digests_from IS NULL AND"
+			       "  coalesce(md5, sha1, sha256, sha512, xxh128) IS NOT NULL), 0)"
+			       " FROM file WHERE scan_id = ?", -1, &s, NULL) != SQLITE_OK) {
+		sqlite_error(st, "read");
+		goto fail;
+	}
+	sqlite3_bind_int64(s, 1, scan_id);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite_error(st, "read");
+		goto fail;
+	}
+	*so_far = (struct fidx_scan_totals){
+		.entries = (uint64_t)sqlite3_column_int64(s, 0),
+		.files = (uint64_t)sqlite3_column_int64(s, 1),
+		.dirs = (uint64_t)sqlite3_column_int64(s, 2),
+		.bytes = (uint64_t)sqlite3_column_int64(s, 3),
+		.errors = (uint64_t)sqlite3_column_int64(s, 4),
+		.reused = (uint64_t)sqlite3_column_int64(s, 5),
+		.hashed = (uint64_t)sqlite3_column_int64(s, 6),
+	};
+	sqlite3_finalize(s);
+	s = NULL;
+	if (exec(st, "COMMIT", "write") < 0)
+		goto fail;
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	rollback(st);
+	return -1;
+}
+
 int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 			const struct fidx_scan_totals *totals)
 {

@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""t_rescan.py - incremental rescans (digests reused) and `fidx scan --resume`.
+
+Incremental: a tree is scanned, then changed the ways a disk changes (a file
+added, removed, renamed, truncated, appended to, chmod'ed, chown'ed,
+rewritten with its size and mtime restored so that only ctime shows it,
+replaced by a symlink, given a second hard link), and scanned again.  The
+ground truth is the OS: os.lstat snapshots taken after each scan say which
+regular files still have the device, inode, size, mtime and ctime of the
+first scan.  Exactly those take their digests from scan 1 (file.digests_from
+= 1, scan.reused), every other file is read (scan.hashed), and every digest
+equals hashlib's.  Under strace, the rescan opens for reading exactly the
+files whose metadata changed.  --rehash reads all; a scan asking for a digest
+the earlier scan lacks reads all; a `--hash none` scan in between does not
+make the next hashed scan read all.
+
+Resume: a slow scan (sparse files, -j1, SHA-512) is interrupted by SIGINT
+and killed by SIGKILL; `fidx scan --resume` (with and without the PATH)
+continues the same scan row, keeps what it had, and ends with exactly the
+rows of a full scan (compared column by column with lib.truth), each path
+once.  Refused with one line: nothing to resume (newest scan complete, no
+database: none is created), a scan whose writer is still alive, options
+that would change the scan's content.  The resumed scan keeps its own
+options (--hash md5 and --exclude of the first run).
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import lib
+from lib import Checker, run_fidx, write
+
+SLOW_FILES = 6
+SLOW_SIZE = 512 << 20
+
+
+def snapshot(root):
+	"""{path: (dev, ino, size, mtime_ns, ctime_ns)} of every regular file under root."""
+	out = {}
+	for d, _, names in os.walk(root):
+		for n in names:
+			p = os.path.join(d, n)
+			st = os.lstat(p)
+			if (st.st_mode & 0o170000) == 0o100000:
+				out[p] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+	return out
+
+
+def unchanged(before, after):
+	"""The paths of after whose file (by inode) has the metadata it had in before."""
+	old = {v[:2]: v for v in before.values()}
+	return {p for p, v in after.items() if old.get(v[:2]) == v}
+
+
+def sha256(path):
+	"""hashlib's SHA-256 of a file."""
+	import hashlib
+	with open(path, "rb") as f:
+		return hashlib.sha256(f.read()).digest()
+
+
+def scan(db, root, *opts):
+	"""Runs fidx scan; returns the result."""
+	return run_fidx("scan", "-q", "--db", db, *opts, root)
+
+
+def scan_row(db, scan_id):
+	"""The scan row as a dict (reused, hashed, base_scan_id included)."""
+	con = lib.connect(db)
+	try:
+		cur = con.execute("SELECT * FROM scan WHERE id = ?", (scan_id,))
+		names = [c[0] for c in cur.description]
+		r = cur.fetchone()
+		return dict(zip(names, r)) if r else None
+	finally:
+		con.close()
+
+
+def files(db, scan_id):
+	"""{path: (sha256, digests_from, md5)} of the regular files of a scan."""
+	con = lib.connect(db)
+	try:
+		return {p: (h, f, m) for p, h, f, m in con.execute(
+			"SELECT path, sha256, digests_from, md5 FROM file WHERE scan_id = ? AND type = 'f'",
+			(scan_id,))}
+	finally:
+		con.close()
+
+
+def build(root):
+	"""The tree of the incremental test: 40 files, a subfolder, nasty names."""
+	os.makedirs(root + b"/sub/deep")
+	for i in range(30):
+		write(root + b"/f%02d" % i, b"content %d\n" % i * (i + 1))
+	for n in (b"new\nline", b"bad\xff\xfe", b"-dash", b"sp ace"):
+		write(root + b"/sub/" + n, b"nasty " + n)
+	for i in range(6):
+		write(root + b"/sub/deep/d%d" % i, b"deep %d" % i)
+	write(root + b"/empty")
+	os.link(root + b"/f00", root + b"/sub/hardlink-of-f00")
+	os.symlink(b"f01", root + b"/link")
+	lib.settle(root)
+
+
+def mutate(root):
+	"""Changes the tree the ways of the header; returns the paths meant to change."""
+	time.sleep(0.05)  # past the timestamp granularity of the first scan's stat
+	changed = []
+	write(root + b"/added", b"a new file")
+	os.unlink(root + b"/f02")
+	os.rename(root + b"/f03", root + b"/sub/f03-renamed")
+	os.truncate(root + b"/f04", 3)
+	with open(root + b"/f05", "ab") as f:
+		f.write(b"appended")
+	os.chmod(root + b"/f06", 0o600)
+	os.chown(root + b"/f07", 1, 1)
+	# Same size, mtime restored: only ctime tells.
+	st = os.stat(root + b"/f08")
+	with open(root + b"/f08", "r+b") as f:
+		f.write(b"X")
+	os.utime(root + b"/f08", ns=(st.st_atime_ns, st.st_mtime_ns))
+	os.unlink(root + b"/f09")
+	os.symlink(b"f10", root + b"/f09")
+	os.link(root + b"/f11", root + b"/sub/second-name-of-f11")
+	with open(root + b"/sub/new\nline", "ab") as f:
+		f.write(b"!")
+	changed += [b"/added", b"/sub/f03-renamed", b"/f04", b"/f05", b"/f06", b"/f07", b"/f08",
+		    b"/f11", b"/sub/second-name-of-f11", b"/sub/new\nline"]
+	lib.settle(root)
+	return [root + c for c in changed]
+
+
+def openat_reads(log, root):
+	"""The paths under root opened without O_DIRECTORY, from strace -xx output."""
+	out = set()
+	for line in open(log, "rb"):
+		m = re.search(rb'openat\([^,]+, "((?:\\x[0-9a-f]{2})*)", ([A-Z_|]+)', line)
+		if not m or b"O_DIRECTORY" in m.group(2) or b"= -1" in line:
+			continue
+		path = bytes(int(h, 16) for h in re.findall(rb"\\x([0-9a-f]{2})", m.group(1)))
+		if path.startswith(root + b"/"):
+			out.add(path)
+	return out
+
+
+def check_incremental(chk, top):
+	"""Scan, change, rescan: exactly the changed files are read."""
+	root = top + b"/tree"
+	db = top + b"/inc.db"
+	build(root)
+	res = scan(db, root)
+	chk.ok("first scan: exit 0", res.rc == 0, repr(res))
+	snap1 = snapshot(root)
+	meant = mutate(root)
+	snap2 = snapshot(root)
+	same = unchanged(snap1, snap2)
+	chk.ok("the test's changes all show in ctime or inode (precondition)",
+	       not [p for p in meant if p in same], lib.short([p for p in meant if p in same]))
+
+	res = scan(db, root)
+	chk.ok("rescan: exit 0", res.rc == 0, repr(res))
+	nums = lib.summary_numbers(res.out)
+	s = scan_row(db, 2)
+	want_read = set(snap2) - same
+	chk.eq("rescan: scan.reused counts the unchanged files", s["reused"], len(same))
+	chk.eq("rescan: scan.hashed counts the changed and new files", s["hashed"], len(want_read))
+	chk.eq("rescan: scan.base_scan_id names scan 1", s["base_scan_id"], 1)
+	chk.ok("rescan: the summary gives both counts", len(same) in nums and len(want_read) in nums,
+	       lib.short(res.out))
+	got = files(db, 2)
+	chk.eq("rescan: file.digests_from = 1 exactly for the unchanged files",
+	       {p for p, v in got.items() if v[1] == 1}, same)
+	chk.eq("rescan: file.digests_from NULL for the files read",
+	       {p for p, v in got.items() if v[1] is None}, want_read)
+	bad = [p for p in snap2 if got.get(p, (None,))[0] != sha256(p)]
+	chk.ok("rescan: every SHA-256 is the content's (hashlib)", not bad, lib.short(bad[:3]))
+	chk.ok("rescan: the file rewritten with size and mtime restored was read again",
+	       got.get(root + b"/f08", (None, 1))[1] is None)
+
+	# Under strace: only the changed files are opened.
+	with open(root + b"/f12", "ab") as f:
+		f.write(b"+")
+	with open(root + b"/sub/bad\xff\xfe", "ab") as f:
+		f.write(b"+")
+	lib.settle(root)
+	snap3 = snapshot(root)
+	want_open = set(snap3) - unchanged(snap2, snap3)
+	log = top + b"/strace.log"
+	if shutil.which("strace"):
+		p = subprocess.run(["strace", "-f", "-qq", "-xx", "-e", "trace=openat", "-e",
+				    "signal=none", "-o", log, lib.FIDX, "scan", "-q", "--db", db, root],
+				   stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+		chk.ok("third scan under strace: exit 0", p.returncode == 0, lib.short(p.stderr))
+		opened = openat_reads(log, root)
+		chk.eq("third scan opens exactly the two changed files", opened, want_open)
+		chk.eq("third scan: scan.hashed", scan_row(db, 3)["hashed"], len(want_open))
+		chk.eq("third scan: digests reused from scan 2, or from scan 1 through it",
+		       {v[1] for p, v in files(db, 3).items() if p not in want_open},
+		       {1, 2} if len(same) else {2})
+	else:
+		chk.skip("third scan under strace", "strace is not installed")
+		scan(db, root)
+
+	res = scan(db, root, "--rehash")
+	s = scan_row(db, 4)
+	chk.ok("--rehash: every file read, none reused",
+	       res.rc == 0 and s["hashed"] == len(snap3) and s["reused"] == 0, repr(s))
+	chk.ok("--rehash: no base scan recorded", s["base_scan_id"] is None, repr(s))
+
+	res = scan(db, root, "--hash", "md5,sha256")
+	s = scan_row(db, 5)
+	chk.ok("--hash md5,sha256 after sha256 scans: every file read (no MD5 to reuse)",
+	       res.rc == 0 and s["hashed"] == len(snap3) and s["reused"] == 0, repr(s))
+	scan(db, root, "--hash", "none")
+	res = scan(db, root, "--hash", "md5")
+	s = scan_row(db, 7)
+	chk.ok("--hash md5 after a --hash none scan: MD5 reused from scan 5, nothing read",
+	       res.rc == 0 and s["hashed"] == 0 and s["reused"] == len(snap3) and
+	       s["base_scan_id"] == 5, repr(s))
+	m = files(db, 7)
+	import hashlib
+	bad = [p for p in snap3 if m[p][2] != hashlib.md5(open(p, "rb").read()).digest()]
+	chk.ok("--hash md5: the reused MD5s are the content's", not bad, lib.short(bad[:3]))
+
+
+def start_slow(db, root, *opts):
+	"""Starts a slow scan; returns the process once its scan row is in db."""
+	n0 = len(lib.scan_rows(db)) if os.path.exists(db) else 0
+	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--db", db, *opts, root],
+			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.PIPE, start_new_session=True)
+	deadline = time.monotonic() + 20
+	while time.monotonic() < deadline and p.poll() is None:
+		try:
+			if os.path.exists(db) and len(lib.scan_rows(db)) > n0:
+				break
+		except Exception:  # schema not made yet, or locked: try again
+			pass
+		time.sleep(0.05)
+	time.sleep(0.4)
+	return p
+
+
+def build_slow(top):
+	"""Small files, sparse big ones (seconds of SHA-512 at -j1), files to exclude."""
+	root = top + b"/slow"
+	os.makedirs(root + b"/small")
+	for i in range(40):
+		write(root + b"/small/%02d" % i, b"small %d" % i)
+		write(root + b"/small/%02d.skip" % i, b"excluded %d" % i)
+	for i in range(SLOW_FILES):
+		lib.sparse(root + b"/big%d" % i, SLOW_SIZE, [(SLOW_SIZE - 1, b"!")])
+	write(root + b"/small/odd\nname\xff", b"nasty")
+	lib.settle(root)
+	return root
+
+
+def check_resumed(chk, label, db, root, scan_id, opts):
+	"""The resumed scan: complete, same id, exactly the rows of a full scan."""
+	scans = lib.scan_rows(db)
+	chk.eq("%s: still one scan row" % label, [s["id"] for s in scans], [scan_id])
+	got, dups = lib.db_rows(db, scan_id)
+	want = lib.truth(root, opts)
+	lib.compare(chk, label, got, dups, want)
+	lib.check_scan_row(chk, label, scans[0], root, want)
+	s = scan_row(db, scan_id)
+	nfiles = sum(1 for r in want.values() if r["type"] == "f")
+	chk.eq("%s: scan.hashed counts every file once" % label, s["hashed"], nfiles)
+	chk.eq("%s: integrity_check" % label, lib.integrity(db), "ok")
+
+
+def check_resume(chk, top):
+	"""SIGINT and SIGKILL, then --resume."""
+	root = build_slow(top)
+	opts = lib.Truth(hashes=("md5",), skip=lambda rel, name: name.endswith(b".skip"))
+	for sig in (signal.SIGINT, signal.SIGKILL):
+		label = "resume after %s" % signal.Signals(sig).name
+		db = top + b"/%s.db" % signal.Signals(sig).name.encode()
+		p = start_slow(db, root, "--hash", "md5", "--exclude", "*.skip")
+		if not chk.ok("%s: the scan was still running when signalled" % label,
+			      p.poll() is None, "it ended first: make the slow tree slower"):
+			continue
+		os.killpg(p.pid, sig) if sig == signal.SIGKILL else p.send_signal(sig)
+		p.communicate(timeout=60)
+		before = lib.scan_rows(db)[0]
+		chk.eq("%s: the scan is left %s" % (label, "running" if sig == signal.SIGKILL
+						      else "interrupted"),
+		       before["status"], "running" if sig == signal.SIGKILL else "interrupted")
+		kept, _ = lib.db_rows(db, 1)
+		args = ["--resume"] if sig == signal.SIGINT else ["--resume", root]
+		res = run_fidx("scan", "-q", "--db", db, *args, timeout=300)
+		chk.ok("%s: exit 0" % label, res.rc == 0, repr(res))
+		check_resumed(chk, label, db, root, 1, opts)
+		after, _ = lib.db_rows(db, 1)
+		kept_ok = [p for p, r in kept.items() if r["error"] is None and after.get(p) != r]
+		chk.ok("%s: the rows recorded before are kept as they were" % label, not kept_ok,
+		       lib.short(kept_ok[:3]))
+		res = run_fidx("scan", "-q", "--db", db, "--resume", root)
+		lib.check_fatal(chk, "%s: --resume again (now complete)" % label, res, b"complete")
+
+	# A scan whose writer still runs (this process) is not taken over.
+	db = top + b"/SIGINT.db"
+	con = lib.connect(db)
+	con.execute("UPDATE scan SET status = 'running', pid = ?, host = ?",
+		    (os.getpid(), socket.gethostname()))
+	con.commit()
+	con.close()
+	res = run_fidx("scan", "-q", "--db", db, "--resume")
+	lib.check_fatal(chk, "--resume of a scan whose process is alive", res, b"still writing")
+
+	missing = top + b"/none.db"
+	res = run_fidx("scan", "-q", "--db", missing, "--resume", root)
+	lib.check_fatal(chk, "--resume without a database", res, b"nothing to resume")
+	chk.ok("--resume without a database creates none", not os.path.exists(missing))
+	res = run_fidx("scan", "-q", "--db", missing, "--resume")
+	lib.check_fatal(chk, "--resume without a database or PATH", res, b"nothing to resume")
+	res = run_fidx("scan", "-q", "--db", db, "--resume", "--hash", "sha1")
+	lib.check_fatal(chk, "--resume --hash", res, b"--resume")
+	res = run_fidx("scan", "-q", "--db", db, "--resume", top)
+	lib.check_fatal(chk, "--resume of a PATH never scanned", res, b"nothing to resume")
+
+
+def main():
+	chk = Checker()
+	with lib.TempDir() as td:
+		top = os.fsencode(td.path)
+		with chk.guard("incremental rescans"):
+			check_incremental(chk, top)
+		with chk.guard("resume"):
+			check_resume(chk, top)
+	chk.done()
+
+
+if __name__ == "__main__":
+	main()
