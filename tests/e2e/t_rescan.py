@@ -21,7 +21,8 @@ rows of a full scan (compared column by column with lib.truth), each path
 once.  Refused with one line: nothing to resume (newest scan complete, no
 database: none is created), a scan whose writer is still alive, options
 that would change the scan's content.  The resumed scan keeps its own
-options (--hash md5 and --exclude of the first run).
+options (--hash md5 and the --exclude patterns of the first run, one of them
+not UTF-8, so that it must come back byte for byte from scan.options).
 """
 
 import os
@@ -256,6 +257,7 @@ def build_slow(top):
 	for i in range(SLOW_FILES):
 		lib.sparse(root + b"/big%d" % i, SLOW_SIZE, [(SLOW_SIZE - 1, b"!")])
 	write(root + b"/small/odd\nname\xff", b"nasty")
+	write(root + b"/small/latin1-\xfe", b"excluded by a pattern that is not UTF-8")
 	lib.settle(root)
 	return root
 
@@ -277,11 +279,12 @@ def check_resumed(chk, label, db, root, scan_id, opts):
 def check_resume(chk, top):
 	"""SIGINT and SIGKILL, then --resume."""
 	root = build_slow(top)
-	opts = lib.Truth(hashes=("md5",), skip=lambda rel, name: name.endswith(b".skip"))
+	opts = lib.Truth(hashes=("md5",),
+			 skip=lambda rel, name: name.endswith(b".skip") or name.endswith(b"\xfe"))
 	for sig in (signal.SIGINT, signal.SIGKILL):
 		label = "resume after %s" % signal.Signals(sig).name
 		db = top + b"/%s.db" % signal.Signals(sig).name.encode()
-		p = start_slow(db, root, "--hash", "md5", "--exclude", "*.skip")
+		p = start_slow(db, root, "--hash", "md5", "--exclude", "*.skip", "--exclude", b"*\xfe")
 		if not chk.ok("%s: the scan was still running when signalled" % label,
 			      p.poll() is None, "it ended first: make the slow tree slower"):
 			continue
