@@ -50,7 +50,8 @@ static const char *utc_time(int64_t ns, char buf[static 32])
 
 /* Columns of the SELECT below. */
 enum { C_ID, C_ROOT, C_HOST, C_OS, C_KERNEL, C_ARCH, C_VERSION, C_OPTIONS, C_STARTED,
-       C_FINISHED, C_STATUS, C_ENTRIES, C_FILES, C_DIRS, C_BYTES, C_ERRORS };
+       C_FINISHED, C_STATUS, C_ENTRIES, C_FILES, C_DIRS, C_BYTES, C_ERRORS, C_HASHED,
+       C_REUSED, C_BASE, C_SEAL };
 
 /* Writes one JSON member "key": integer column c, or null. */
 static void json_int(sqlite3_stmt *s, const char *key, int c)
@@ -100,6 +101,16 @@ static void print_json(sqlite3_stmt *s)
 	json_int(s, "dirs", C_DIRS);
 	json_int(s, "bytes", C_BYTES);
 	json_int(s, "errors", C_ERRORS);
+	json_int(s, "hashed", C_HASHED);
+	json_int(s, "reused", C_REUSED);
+	json_int(s, "base_scan_id", C_BASE);
+	fputs(",\"seal\":", stdout);
+	if (sqlite3_column_bytes(s, C_SEAL) > 0) {
+		fidx_json_hex(stdout, sqlite3_column_blob(s, C_SEAL),
+			      (size_t)sqlite3_column_bytes(s, C_SEAL));
+	} else {
+		fputs("null", stdout);
+	}
 	fputs("}\n", stdout);
 }
 
@@ -163,10 +174,16 @@ int cmd_scans(int argc, char **argv)
 	if (!(q = fidx_query_open(&qa)))
 		return 2;
 	fidx_out_begin();
-	if (!(s = fidx_query_prepare(q, "SELECT id, root, host, os, kernel, arch, version, options,"
-					" started_ns, finished_ns, status, entries, files, dirs,"
-					" bytes, errors FROM scan"
-					" WHERE id IN (SELECT id FROM selected_scan) ORDER BY id")))
+	/* Version 3 added the counts of incremental rescans and the seal. */
+	if (!(s = fidx_query_prepare(q, q->version >= 3
+					? "SELECT id, root, host, os, kernel, arch, version, options,"
+					  " started_ns, finished_ns, status, entries, files, dirs,"
+					  " bytes, errors, hashed, reused, base_scan_id, seal FROM scan"
+					  " WHERE id IN (SELECT id FROM selected_scan) ORDER BY id"
+					: "SELECT id, root, host, os, kernel, arch, version, options,"
+					  " started_ns, finished_ns, status, entries, files, dirs,"
+					  " bytes, errors, NULL, NULL, NULL, NULL FROM scan"
+					  " WHERE id IN (SELECT id FROM selected_scan) ORDER BY id")))
 		goto out;
 	if (!qa.json && !qa.nul)
 		printf("%4s  %-11s  %-20s  %8s  %9s  %9s  %6s  %-12s  %s\n", "ID", "STATUS",

@@ -25,6 +25,7 @@ options (--hash md5 and the --exclude patterns of the first run, one of them
 not UTF-8, so that it must come back byte for byte from scan.options).
 """
 
+import json
 import os
 import re
 import shutil
@@ -171,6 +172,11 @@ def check_incremental(chk, top):
 	chk.eq("rescan: scan.reused counts the unchanged files", s["reused"], len(same))
 	chk.eq("rescan: scan.hashed counts the changed and new files", s["hashed"], len(want_read))
 	chk.eq("rescan: scan.base_scan_id names scan 1", s["base_scan_id"], 1)
+	res = run_fidx("scans", "--json", "--scan", "2", db)
+	js = [json.loads(l) for l in res.out.splitlines()]
+	chk.ok("rescan: fidx scans --json gives hashed, reused and base_scan_id",
+	       len(js) == 1 and (js[0]["hashed"], js[0]["reused"], js[0]["base_scan_id"]) ==
+	       (len(want_read), len(same), 1), lib.short(res.out))
 	chk.ok("rescan: the summary gives both counts", len(same) in nums and len(want_read) in nums,
 	       lib.short(res.out))
 	got = files(db, 2)
