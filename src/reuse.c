@@ -213,15 +213,14 @@ static int read_row(sqlite3_stmt *s, struct fidx_scan_row *row, char **errmsg)
 	return 0;
 }
 
-/*
- * The columns read_row() reads.  pid is NULL before schema version 3;
- * json_extract() fails on options that are not JSON, which is reported.
- */
-#define ROW_SQL(pid_column)                                                        \
-	"SELECT id, root, status, " pid_column ", host,"                           \
-	" json_extract(options, '$.hash'), json_extract(options, '$.xdev'),"     \
-	" json_extract(options, '$.follow'), json_extract(options, '$.stat'),"   \
-	" json_extract(options, '$.exclude') FROM scan"
+/* SQL for the value at a JSON path of scan.options, NULL when it is not JSON. */
+#define OPTION(path) "CASE WHEN json_valid(options) THEN json_extract(options, '" path "') END"
+
+/* The columns read_row() reads.  pid is NULL before schema version 3. */
+#define ROW_SQL(pid_column)                                                      \
+	"SELECT id, root, status, " pid_column ", host, " OPTION("$.hash") ", "  \
+	OPTION("$.xdev") ", " OPTION("$.follow") ", " OPTION("$.stat") ", "      \
+	OPTION("$.exclude") " FROM scan"
 
 /* Returns whether the database's table has the column (schema version 3 added some). */
 static bool has_column(sqlite3 *db, const char *table, const char *column)
