@@ -43,7 +43,7 @@ LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # The threaded core: the unit tests run under TSan.
-TSAN_UNITS := test_queue test_walk test_scan test_hashio
+TSAN_UNITS := test_queue test_walk test_scan test_hashio test_seal
 
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread

@@ -33,6 +33,7 @@
 #include "output.h"
 #include "query.h"
 #include "scan.h"
+#include "scanargs.h"
 #include "store.h"
 #include "sysinfo.h"
 
@@ -166,30 +167,6 @@ static void print_total(const struct fidx_dupes *d, bool nul)
 	end_line(nul);
 }
 
-/*
- * Writes the scan options of the PATH mode's scan as the JSON of scan.options;
- * exclude is its one exclude glob, or NULL.
- */
-static char *scan_options_json(unsigned jobs, enum fidx_io_mode io, const char *exclude)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-	if (!f)
-		return NULL;
-	fprintf(f, "{\"hash\":\"none\",\"jobs\":%u,\"xdev\":false,\"follow\":false,\"stat\":true,"
-		"\"io\":\"%s\",\"drop_cache\":false,\"exclude\":[", jobs,
-		fidx_io_mode_name(io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD));
-	if (exclude)
-		fidx_json_string(f, exclude);
-	fputs("]}", f);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* The database of the PATH mode: --db FILE, or a temporary file. */
 struct scan_db {
 	char *path;     /* its path (malloc'ed) */
@@ -252,7 +229,10 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 	if (sdb->temporary && asprintf(&exclude, "%s*", strrchr(sdb->path, '/') + 1) < 0)
 		exclude = NULL;
 	const char *const excludes[] = {exclude, NULL};
-	char *json = scan_options_json(jobs, io, exclude), *errmsg = NULL;
+	char *json = fidx_scan_options_json(0, jobs, false, false, false,
+					    io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD, false,
+					    excludes, exclude ? 1 : 0),
+	     *errmsg = NULL;
 	struct fidx_store *st = NULL;
 	struct fidx_scan_result result = {0};
 	int status = 2;
@@ -308,6 +288,7 @@ out:
 	free(json);
 	free(errmsg);
 	free(result.scan_ids);
+	free(result.seals);
 	return status;
 }
 

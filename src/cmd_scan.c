@@ -29,6 +29,7 @@
 #include "progress.h"
 #include "reuse.h"
 #include "scan.h"
+#include "scanargs.h"
 #include "store.h"
 #include "sysinfo.h"
 
@@ -105,111 +106,14 @@ static void scan_usage(FILE *out)
 	      "and digests of regular files) into a SQLite database, as one new scan per\n"
 	      "PATH.  Earlier scans in the database are never modified (--resume continues\n"
 	      "an unfinished one).  A file unchanged since the newest complete scan of its\n"
-	      "PATH (same device, inode, size, mtime and ctime) is not read again: its\n"
-	      "digests are taken from that scan (see --rehash).\n\n"
+	      "PATH (same device, inode, size, mtime and ctime, the times at least 0.1 s\n"
+	      "older than that scan's start, 2 s when in whole seconds) is not read again:\n"
+	      "its digests are taken from that scan (see --rehash).\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, scan_options, NOPTIONS);
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
 	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
 	      out);
-}
-
-/*
- * Returns the absolute path a root stands for: the working directory
- * prepended to a relative one, empty and "." components dropped, and the
- * folders above the last component resolved with realpath(3) (so "..", and
- * symlinks above the root, are resolved as the kernel does), while the last
- * component itself is kept, so that a root symlink is recorded under its own
- * name.  Returns a malloc'ed string, or NULL with errno set.
- */
-static char *absolute_path(const char *path)
-{
-	char *cwd = NULL;
-	if (path[0] != '/' && !(cwd = getcwd(NULL, 0)))
-		return NULL;
-	size_t len = (cwd ? strlen(cwd) + 1 : 0) + strlen(path) + 2;
-	char *joined = malloc(len), *out = malloc(len);
-	if (!joined || !out) {
-		free(cwd);
-		free(joined);
-		free(out);
-		errno = ENOMEM;
-		return NULL;
-	}
-	snprintf(joined, len, "%s%s%s", cwd ? cwd : "", cwd ? "/" : "", path);
-	free(cwd);
-	size_t o = 0;
-	for (const char *p = joined; *p;) {
-		while (*p == '/')
-			p++;
-		const char *end = strchrnul(p, '/');
-		size_t n = end - p;
-		if (n > 0 && !(n == 1 && p[0] == '.')) {
-			out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p = end;
-	}
-	out[o] = '\0';
-	free(joined);
-	if (o == 0)
-		return strcpy(out, "/");
-
-	/* Resolve the folders above the last component ("/" when there are none). */
-	char *last = strrchr(out, '/');
-	bool dotdot = strcmp(last, "/..") == 0;
-	char *dir;
-	if (dotdot) {
-		dir = realpath(out, NULL); /* "..": nothing of its own to keep */
-	} else {
-		*last = '\0';
-		dir = realpath(out[0] ? out : "/", NULL);
-		*last = '/';
-	}
-	if (!dir) {
-		free(out);
-		return NULL;
-	}
-	char *abs;
-	int n = dotdot ? asprintf(&abs, "%s", dir)
-		       : asprintf(&abs, "%s%s", strcmp(dir, "/") == 0 ? "" : dir, last);
-	free(dir);
-	free(out);
-	if (n < 0) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return abs;
-}
-
-/* Writes the options that shape the content of a scan as a JSON object. */
-static char *options_json(const char *hash, unsigned jobs, bool xdev, bool follow,
-			  bool no_stat, enum fidx_io_mode io, bool drop_cache, char **excludes,
-			  size_t nexcludes)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-	if (!f)
-		return NULL;
-	fputs("{\"hash\":", f);
-	fidx_json_string(f, hash);
-	fprintf(f, ",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"stat\":%s,\"io\":\"%s\","
-		"\"drop_cache\":%s,\"exclude\":[", jobs, xdev ? "true" : "false",
-		follow ? "true" : "false", no_stat ? "false" : "true", fidx_io_mode_name(io),
-		drop_cache ? "true" : "false");
-	for (size_t i = 0; i < nexcludes; i++) {
-		if (i)
-			putc(',', f);
-		fidx_json_string(f, excludes[i]);
-	}
-	fputs("]}", f);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
 static atomic_bool interrupted;
@@ -221,7 +125,7 @@ static void on_signal(int sig)
 	signal(sig, SIG_DFL);
 }
 
-/* Prints the one-line summary of a finished scan on stdout. */
+/* Prints the summary of a finished scan on stdout: one line, then a line per seal. */
 static void print_summary(const struct fidx_scan_result *r, const char *db, size_t nroots,
 			  const char *root, bool digests)
 {
@@ -245,6 +149,15 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 		       (unsigned long long)r->reused);
 	printf(" in %.2f s (%.0f entries/s, %s/s) -> '%s'\n", r->seconds,
 	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate, fidx_quote(db));
+	/* Then each complete scan's seal, for the examiner's notes (fidx verify --seal). */
+	for (size_t i = 0; r->seals && i < r->nscans; i++) {
+		if (!r->seals[i].sealed)
+			continue;
+		printf("seal sha256:");
+		for (size_t b = 0; b < sizeof(r->seals[i].sha256); b++)
+			printf("%02x", r->seals[i].sha256[b]);
+		printf(" (scan %lld)\n", (long long)r->scan_ids[i]);
+	}
 }
 
 /* Copies the error list gathered during the scan to stdout. */
@@ -260,10 +173,11 @@ static void print_errors(FILE *list)
 /* What --resume and the incremental rescan take from the database, per root. */
 struct plan {
 	int64_t *resume_ids;                 /* scan continued, 0 for a new one */
+	int64_t *seen_pids;                  /* its scan.pid as read (0: none), for claim() */
 	int64_t *base_ids;                   /* scan digests are reused from, 0 for none */
 	struct fidx_pathset **resumed_paths; /* paths the continued scan holds */
 	struct fidx_reuse *reuse;            /* NULL with --rehash or no digests */
-	struct fidx_scan_row row;            /* the scan --resume continues (the last one) */
+	struct fidx_scan_row row;            /* the first root's scan --resume continues */
 };
 
 /* Frees what a plan holds. */
@@ -273,6 +187,7 @@ static void plan_free(struct plan *p, size_t nroots)
 		fidx_pathset_free(p->resumed_paths[r]);
 	free(p->resumed_paths);
 	free(p->resume_ids);
+	free(p->seen_pids);
 	free(p->base_ids);
 	fidx_reuse_free(p->reuse);
 	fidx_scan_row_free(&p->row);
@@ -309,8 +224,10 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 		return -1;
 	}
 	if (found == 0) {
+		char *db_q = strdup(fidx_quote(dbpath)); /* fidx_quote() has one buffer */
 		fidx_error("nothing to resume: database '%s' holds no scan of '%s'",
-			   fidx_quote(dbpath), fidx_quote(root));
+			   db_q ? db_q : dbpath, fidx_quote(root));
+		free(db_q);
 		return -1;
 	}
 	gethostname(host, sizeof(host) - 1);
@@ -324,6 +241,35 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 		return 0;
 	fidx_scan_row_free(row);
 	return -1;
+}
+
+/*
+ * Takes scan id (of root) up for this process before anything is written to
+ * it: sets it 'running' under this pid, provided its pid is still seen_pid
+ * (0: none), as read, so that of two `fidx scan --resume` started at once
+ * only one continues it.  Prints one line and returns -1 when not.
+ */
+static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
+		 int64_t seen_pid)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(db, "UPDATE scan SET status = 'running', pid = ? WHERE id = ?"
+				    " AND status <> 'complete' AND pid IS ?", -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, getpid());
+		sqlite3_bind_int64(s, 2, id);
+		if (seen_pid > 0)
+			sqlite3_bind_int64(s, 3, seen_pid);
+		rc = sqlite3_step(s);
+	}
+	int changed = rc == SQLITE_DONE ? sqlite3_changes(db) : -1;
+	if (changed < 0)
+		fidx_error("cannot write database '%s': %s", fidx_quote(dbpath), sqlite3_errmsg(db));
+	else if (changed == 0)
+		fidx_error("cannot resume scan %lld of '%s': another fidx took it up first",
+			   (long long)id, fidx_quote(root));
+	sqlite3_finalize(s);
+	return changed == 1 ? 0 : -1;
 }
 
 /*
@@ -369,6 +315,29 @@ out:
 	return *root ? 0 : -1;
 }
 
+/*
+ * Writes "PATH: ERROR" to list for each row with an error that scan id keeps
+ * when resumed, as the scan writes those it records, so that --errors lists
+ * every error the scan row counts.  Prints one line and returns -1 on failure.
+ */
+static int list_kept_errors(sqlite3 *db, const char *dbpath, int64_t id, FILE *list)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(db, "SELECT path, error FROM file WHERE scan_id = ?"
+				    " AND error NOT IN ('" FIDX_ERROR_NOT_READ "', '"
+				    FIDX_ERROR_NOT_HASHED "')", -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, id);
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+			fprintf(list, "%s: %s\n", fidx_quote((const char *)sqlite3_column_text(s, 0)),
+				(const char *)sqlite3_column_text(s, 1));
+	}
+	if (rc != SQLITE_DONE)
+		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath), sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Whether two scans were made with the same content-shaping options. */
 static bool same_shape(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
 {
@@ -383,13 +352,15 @@ static bool same_shape(const struct fidx_scan_row *a, const struct fidx_scan_row
 
 /*
  * Fills the plan for roots: with --resume, the scan each one continues (its
- * paths recorded so far); unless rehash, the digests of the newest complete
- * scan of each root before it that recorded every digest asked for (a
- * quick `--hash none` scan in between does not make the next one read all).  Reads the database with a read-only
- * connection of its own.  Prints one line and returns -1 on failure.
+ * paths recorded so far; its errors written to error_list, when not NULL);
+ * unless rehash, the digests of the newest complete scan of each root before
+ * it that recorded every digest asked for (a quick `--hash none` scan in
+ * between does not make the next one read all).  Reads the database with a
+ * connection of its own, which with --resume then claims the scans.  Prints
+ * one line and returns -1 on failure.
  */
 static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resume, bool rehash,
-		     unsigned digests, struct plan *p)
+		     unsigned digests, FILE *error_list, struct plan *p)
 {
 	static const char *const complete[] = {"complete", NULL};
 	sqlite3 *db = NULL;
@@ -397,13 +368,15 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 	int ret = -1;
 
 	p->resume_ids = calloc(nroots, sizeof(*p->resume_ids));
+	p->seen_pids = calloc(nroots, sizeof(*p->seen_pids));
 	p->base_ids = calloc(nroots, sizeof(*p->base_ids));
 	p->resumed_paths = calloc(nroots, sizeof(*p->resumed_paths));
-	if (!p->resume_ids || !p->base_ids || !p->resumed_paths) {
+	if (!p->resume_ids || !p->seen_pids || !p->base_ids || !p->resumed_paths) {
 		fidx_error("out of memory");
 		return -1;
 	}
-	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(dbpath, &db, resume ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
+			    NULL) != SQLITE_OK) {
 		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
 			   db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
@@ -414,7 +387,16 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 			struct fidx_scan_row row;
 			if (find_resumable(db, dbpath, roots[r], &row) < 0)
 				goto out;
+			for (size_t k = 0; k < r; k++) {
+				if (p->resume_ids[k] == row.id) {
+					fidx_error("cannot resume scan %lld twice: '%s' is given twice",
+						   (long long)row.id, fidx_quote(roots[r]));
+					fidx_scan_row_free(&row);
+					goto out;
+				}
+			}
 			p->resume_ids[r] = row.id;
+			p->seen_pids[r] = row.pid;
 			if (r == 0) {
 				p->row = row;
 				digests = row.digests;
@@ -428,8 +410,10 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 					goto out;
 				}
 			}
-			if (!(p->resumed_paths[r] = fidx_pathset_load(db, p->row.id, &errmsg)))
+			if (!(p->resumed_paths[r] = fidx_pathset_load(db, p->resume_ids[r], &errmsg)))
 				goto fail;
+			if (error_list && list_kept_errors(db, dbpath, p->resume_ids[r], error_list) < 0)
+				goto out;
 		}
 		if (rehash || !digests)
 			continue;
@@ -453,6 +437,9 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 			     : !(p->reuse = fidx_reuse_load(db, p->base_ids[r], digests, &errmsg)))
 			goto fail;
 	}
+	for (size_t r = 0; resume && r < nroots; r++)
+		if (claim(db, dbpath, roots[r], p->resume_ids[r], p->seen_pids[r]) < 0)
+			goto out;
 	ret = 0;
 	goto out;
 fail:
@@ -600,7 +587,7 @@ int cmd_scan(int argc, char **argv)
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
 			goto out;
 		}
-		if (!(roots[nroots++] = absolute_path(arg))) {
+		if (!(roots[nroots++] = fidx_root_path(arg))) {
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
 			goto out;
 		}
@@ -631,8 +618,8 @@ int cmd_scan(int argc, char **argv)
 					"whether it spins: files are read many at once (--io=hdd reads "
 					"one at a time, in on-disk order)\n");
 	}
-	if (!(json = options_json(hash, jobs, xdev, follow, no_stat, io, drop_cache, excludes,
-				  nexcludes))) {
+	if (!(json = fidx_scan_options_json(digests, jobs, xdev, follow, no_stat, io, drop_cache,
+					    (const char *const *)excludes, nexcludes))) {
 		fidx_error("out of memory");
 		goto out;
 	}
@@ -649,7 +636,7 @@ int cmd_scan(int argc, char **argv)
 		fidx_error("%s", errmsg);
 		goto out;
 	}
-	if (make_plan(db, roots, nroots, resume, rehash, digests, &plan) < 0)
+	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)
 		goto out;
 	const char *const *shape_excludes = (const char *const *)excludes;
 	if (resume) { /* the continued scan's own options */
@@ -702,6 +689,7 @@ out:
 	free(errmsg);
 	free(choice.root);
 	free(result.scan_ids);
+	free(result.seals);
 	plan_free(&plan, nroots);
 	free(resume_root);
 	return status;

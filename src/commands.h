@@ -35,6 +35,15 @@ int cmd_match(int argc, char **argv);
 /* fidx export: the inventory as csv, jsonl, checksum lists, body file, DFXML. */
 int cmd_export(int argc, char **argv);
 
+/* fidx diff: what was added, removed, changed and moved between two scans. */
+int cmd_diff(int argc, char **argv);
+
+/* fidx check: the live tree against its newest complete scan. */
+int cmd_check(int argc, char **argv);
+
+/* fidx verify: recompute the seal of scans and name the rows that changed. */
+int cmd_verify(int argc, char **argv);
+
 /* Prints fidx's version and the versions of the libraries it runs with. */
 void print_version(void);
 

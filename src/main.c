@@ -12,6 +12,9 @@
  *   cmd_stats.c     `fidx stats`: figures of a scan, one pass (space.c: shared with du)
  *   cmd_match.c     `fidx match`: files in (or not in) hash lists (hashlist.c: lists, digest set)
  *   cmd_export.c    `fidx export`: formats other tools read (export*.c: one writer per format)
+ *   cmd_diff.c      `fidx diff`: two scans compared (diff.c: merge by path, moves, report)
+ *   cmd_check.c     `fidx check`: a live scan (scratch database) against its baseline, by diff.c
+ *   cmd_verify.c    `fidx verify`: a scan's seal recomputed (seal.c: the canonical rows)
  *   cli.c           option tables, --help and option errors of every command
  *   query.c         the read side: read-only open, scan selection (--scan)
  *   output.c        results on stdout: one big buffer, byte-exact paths, sizes for people
@@ -51,6 +54,9 @@ static const struct command {
 	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest"},
 	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists"},
 	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml"},
+	{"diff", cmd_diff, "what was added, removed, changed and moved between two scans"},
+	{"check", cmd_check, "the live tree against its newest complete scan, as diff reports"},
+	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed"},
 };
 
 void print_version(void)

@@ -7,8 +7,13 @@
  * values a file must still have and an offset into one pool of digests (only
  * the digests the new scan asks for, back to back).  Built once by one
  * thread, then only read: walker threads look files up without a lock.
- * 1M files with SHA-256 take about 1M * (48 + 32) * 2 bytes = 160 MB at
- * worst; a rescan of a tree that large saves reading all of its content.
+ * A slot is 64 bytes: 1M files with SHA-256 take 2M slots (128 MiB) and 32
+ * MiB of pool, 160 MiB (a rescan of 1.03M files peaked at 243 MB of RSS,
+ * against 62 MB with --hash none); just past a power of two (2^20 files),
+ * twice that.  A rescan of a tree that large saves reading all its content.
+ * A file whose mtime or ctime was not yet older than the earlier scan's start
+ * by the timestamp granularity is left out (SETTLED): it may have changed
+ * after it was read without either time moving.
  *
  * The path set of a resumed scan keeps the XXH3-128 of each path (16 bytes
  * instead of the path), in the same kind of table.  Two different paths
@@ -27,12 +32,12 @@
 
 /* One file of the earlier scan. */
 struct reuse_slot {
-	uint64_t dev, ino;       /* the key; ino 0 marks an empty slot (with used) */
+	uint64_t dev, ino;       /* the key */
 	uint64_t size;
 	int64_t mtime_ns, ctime_ns;
 	int64_t from;            /* the scan that read the content */
 	size_t digest_off;       /* into pool */
-	bool used;
+	bool used;               /* false: an empty slot */
 };
 
 struct fidx_reuse {
@@ -382,6 +387,17 @@ static int add_file(struct fidx_reuse *r, sqlite3_stmt *s)
 	return 0;
 }
 
+/*
+ * SQL: timestamp column c is older than the start of scan ?1 by more than
+ * its granularity, so that a change after the scan read the file moved it
+ * (git's "racily clean" files).  A whole second is taken for a file system
+ * with 1 or 2 s timestamps (ext4 with 128-byte inodes, FAT): 2 s; finer ones
+ * for the kernel's clock, which ticks at most every 10 ms: 0.1 s.
+ */
+#define SETTLED(c)                                                                 \
+	" AND " c " < (SELECT started_ns FROM scan WHERE id = ?1) - CASE WHEN " c \
+	" / 1000000000 * 1000000000 = " c " THEN 2000000000 ELSE 100000000 END"
+
 /* Adds the files of scan scan_id to r.  Returns 0, or -1 with *errmsg set. */
 static int load_scan(struct fidx_reuse *r, sqlite3 *db, int64_t scan_id, char **errmsg)
 {
@@ -389,9 +405,10 @@ static int load_scan(struct fidx_reuse *r, sqlite3 *db, int64_t scan_id, char **
 	size_t len = snprintf(sql, sizeof(sql),
 			      "SELECT dev, ino, size, mtime_ns, ctime_ns, %s,"
 			      " md5, sha1, sha256, sha512, xxh128 FROM file"
-			      " WHERE scan_id = ? AND type = 'f' AND error IS NULL"
+			      " WHERE scan_id = ?1 AND type = 'f' AND error IS NULL"
 			      " AND dev IS NOT NULL AND ino IS NOT NULL AND size IS NOT NULL"
-			      " AND mtime_ns IS NOT NULL AND ctime_ns IS NOT NULL",
+			      " AND mtime_ns IS NOT NULL AND ctime_ns IS NOT NULL"
+			      SETTLED("mtime_ns") SETTLED("ctime_ns"),
 			      has_column(db, "file", "digests_from") ? "coalesce(digests_from, scan_id)"
 								     : "scan_id");
 	for (int d = 0; d < FIDX_NDIGESTS; d++)

@@ -62,9 +62,12 @@ void fidx_scan_row_free(struct fidx_scan_row *row);
 struct fidx_reuse;
 
 /*
- * Loads from scan scan_id every regular file recorded without an error and
- * with all the digests in the mask digests.  Returns the table (empty when no
- * row qualifies), or NULL with a one-line message in *errmsg.
+ * Loads from scan scan_id every regular file recorded without an error, with
+ * all the digests in the mask digests, and with an mtime and a ctime older
+ * than the scan's start by more than their granularity (2 s for whole
+ * seconds, else 0.1 s: a change after the read must have moved them).
+ * Returns the table (empty when no row qualifies), or NULL with a one-line
+ * message in *errmsg.
  */
 struct fidx_reuse *fidx_reuse_load(sqlite3 *db, int64_t scan_id, unsigned digests,
 				   char **errmsg);

@@ -593,6 +593,18 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	if (end_scans(&s, nroots, result->interrupted) == 0 && !atomic_load(&s.failed) &&
 	    fidx_store_build_indexes(st) < 0 && !s.errmsg)
 		s.errmsg = strdup(fidx_store_errmsg(st));
+	/* Complete scans are sealed (seal.h); an interrupted one is when resumed to its end. */
+	for (size_t r = 0; r < nroots && !s.errmsg && !atomic_load(&s.failed) &&
+			   !result->interrupted; r++) {
+		struct fidx_scan_seal seal = {.sealed = true};
+		int sealed = fidx_store_seal(st, s.scan_ids[r], seal.sha256);
+		if (sealed < 0)
+			s.errmsg = strdup(fidx_store_errmsg(st));
+		else if (sealed && !result->seals && !(result->seals = calloc(nroots, sizeof(seal))))
+			s.errmsg = strdup("out of memory");
+		else if (sealed)
+			result->seals[r] = seal;
+	}
 	for (size_t r = 0; r < nroots; r++) {
 		result->entries += s.totals[r].entries;
 		result->files += s.totals[r].files;

@@ -26,6 +26,12 @@
 #define FIDX_FDS_PER_JOB 24
 #define FIDX_FDS_RESERVED 64
 
+/* The seal of one root's scan (seal.h), printed for the examiner's notes. */
+struct fidx_scan_seal {
+	bool sealed;                 /* the scan completed and was sealed */
+	uint8_t sha256[32];          /* its seal */
+};
+
 struct fidx_scan_opts {
 	unsigned digests;            /* mask of digests to compute (1u << enum fidx_digest) */
 	unsigned jobs;               /* CPUs to hash on, >= 1; the walk (and the reads with
@@ -70,6 +76,8 @@ struct fidx_scan_result {
 	uint64_t hashed;             /* files read and hashed */
 	double seconds;              /* wall-clock time */
 	bool interrupted;            /* stopped by cancel */
+	struct fidx_scan_seal *seals; /* each root's seal, in root order, when some scan was
+					 sealed (else NULL); the caller frees it */
 };
 
 /*

@@ -49,7 +49,8 @@ struct fidx_scan_totals {
 	uint64_t errors;      /* rows with an error */
 	uint64_t reused;      /* regular files whose digests were taken from base_scan_id */
 	uint64_t hashed;      /* regular files read and hashed by this scan */
-	int64_t base_scan_id; /* the scan digests were reused from; 0 for none */
+	int64_t base_scan_id; /* the scan digests were reused from; 0 for none in this run
+				 (a resumed scan then keeps the one it had) */
 };
 
 /*
@@ -70,7 +71,8 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 /*
  * Takes up scan scan_id again (`fidx scan --resume`), in one transaction:
  * drops its rows of entries the interruption left unfinished (errors
- * FIDX_ERROR_NOT_READ and FIDX_ERROR_NOT_HASHED), sets it 'running' again
+ * FIDX_ERROR_NOT_READ and FIDX_ERROR_NOT_HASHED) and their file_digest rows
+ * (a new row may take a dropped row's id), sets it 'running' again
  * under this process, and fills *so_far with the totals of the rows it keeps
  * (finished_ns and status unset).  Returns 0, or -1 on failure (a complete
  * scan, or no such scan, is refused).
@@ -144,5 +146,13 @@ int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest 
  * there.  Returns 0, or -1 on failure.
  */
 int fidx_store_scratch(struct fidx_store *st);
+
+/*
+ * Seals complete scan scan_id (seal.h: SHA-256 over its canonical rows):
+ * writes its file_seal rows and scan.seal in one transaction, and the seal
+ * (32 bytes) into seal.  Returns 1 when sealed, 0 for a scratch store (which
+ * seals nothing), or -1 on failure (nothing written).
+ */
+int fidx_store_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[32]);
 
 #endif /* FIDX_STORE_H */

@@ -52,6 +52,7 @@
 #include "dbfile.h"
 #include "diag.h"
 #include "pathindex.h"
+#include "seal.h"
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -605,6 +606,12 @@ int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
 			  scan_id, fidx_quote(st->path));
 		goto fail;
 	}
+	/* With their digests from `fidx dupes`: a new row may take a dropped row's id. */
+	snprintf(sql, sizeof(sql), "DELETE FROM file_digest WHERE file_id IN (SELECT id FROM file"
+		 " WHERE scan_id = %" PRId64 " AND error IN ('" FIDX_ERROR_NOT_READ "', '"
+		 FIDX_ERROR_NOT_HASHED "'))", scan_id);
+	if (exec(st, sql, "write") < 0)
+		goto fail;
 	snprintf(sql, sizeof(sql), "DELETE FROM file WHERE scan_id = %" PRId64
 		 " AND error IN ('" FIDX_ERROR_NOT_READ "', '" FIDX_ERROR_NOT_HASHED "')", scan_id);
 	if (exec(st, sql, "write") < 0)
@@ -655,7 +662,7 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 	if (sqlite3_prepare_v2(st->db,
 			       "UPDATE scan SET finished_ns = ?, status = ?, entries = ?,"
 			       " files = ?, dirs = ?, bytes = ?, errors = ?, reused = ?, hashed = ?,"
-			       " base_scan_id = ? WHERE id = ?",
+			       " base_scan_id = coalesce(?, base_scan_id) WHERE id = ?",
 			       -1, &s, NULL) != SQLITE_OK)
 		return sqlite_error(st, "prepare");
 	sqlite3_bind_int64(s, 1, totals->finished_ns);
@@ -776,4 +783,23 @@ int fidx_store_scratch(struct fidx_store *st)
 {
 	st->scratch = true;
 	return exec(st, "PRAGMA synchronous = OFF", "set up");
+}
+
+int fidx_store_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[32])
+{
+	char why[1024];
+
+	if (st->scratch)
+		return 0;
+	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
+		return -1;
+	if (fidx_seal_write(st->db, scan_id, seal, why, sizeof(why)) < 0) {
+		rollback(st);
+		return set_error(st, "cannot seal database '%s': %s", fidx_quote(st->path), why);
+	}
+	if (exec(st, "COMMIT", "write") < 0) {
+		rollback(st);
+		return -1;
+	}
+	return 1;
 }

@@ -352,6 +352,14 @@ def check_fatal(chk, name, res, mention=None):
 	       "stderr=%s" % short(res.err))
 
 
+SEAL_LINE = re.compile(rb"seal sha256:[0-9a-f]{64} \(scan \d+\)")
+
+
+def is_seal_line(line):
+	"""Whether a line of `fidx scan`'s stdout is the seal line of a complete scan."""
+	return SEAL_LINE.fullmatch(line) is not None
+
+
 def summary_numbers(text):
 	"""Returns every integer in text (digit groups joined: 20,000 -> 20000)."""
 	text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text

@@ -164,7 +164,8 @@ def check_scan(chk, label, db, scan_id, root, want, res, t0, t1):
 	       repr(res))
 	chk.ok("%s: nothing on stderr" % label, res.err == b"", lib.short(res.err))
 	out = res.out_lines()
-	chk.ok("%s: one summary line on stdout" % label, len(out) == 1, lib.short(res.out))
+	chk.ok("%s: one summary line and the seal line on stdout" % label,
+	       len(out) == 2 and lib.is_seal_line(out[1]), lib.short(res.out))
 	nums = lib.summary_numbers(res.out)
 	nfiles = sum(1 for r in want.values() if r["type"] == "f")
 	chk.ok("%s: summary gives the entry and file counts" % label,

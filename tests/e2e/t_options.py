@@ -102,8 +102,9 @@ def check_hash_options(chk, top, root):
 	chk.ok("--db/--jobs/--quiet: exit 0 and the database made", res.rc == 0 and
 	       os.path.exists(db), repr(res))
 	res = run_fidx("scan", "--progress", "-o", top + b"/progress.db", root)
-	chk.ok("--progress: exit 0, one summary line on stdout",
-	       res.rc == 0 and len(res.out_lines()) == 1, repr(res))
+	chk.ok("--progress: exit 0, one summary line and the seal line on stdout",
+	       res.rc == 0 and len(res.out_lines()) == 2 and lib.is_seal_line(res.out_lines()[1]),
+	       repr(res))
 	for bad in (["--hash", "sha3"], ["--hash", "md5,nope"], ["--hash", ""],
 		    ["-j", "0"], ["-j", "abc"], ["-j", "-1"], ["--jobs", "2x"], ["--no-such-option"],
 		    ["--exclude"]):

@@ -45,6 +45,7 @@ QUERY_ARGS = {
 	"stats": [],
 	"match": ["@LIST"],
 	"export": ["--format", "csv"],
+	"verify": [],
 }
 
 

@@ -7,8 +7,11 @@ rewritten with its size and mtime restored so that only ctime shows it,
 replaced by a symlink, given a second hard link), and scanned again.  The
 ground truth is the OS: os.lstat snapshots taken after each scan say which
 regular files still have the device, inode, size, mtime and ctime of the
-first scan.  Exactly those take their digests from scan 1 (file.digests_from
-= 1, scan.reused), every other file is read (scan.hashed), and every digest
+first scan, and whose mtime and ctime were older than the first scan's start
+by more than their granularity (a file written just before it is read again,
+though unchanged: a change after the read might not have moved its times).
+Exactly those take their digests from scan 1 (file.digests_from = 1,
+scan.reused), every other file is read (scan.hashed), and every digest
 equals hashlib's.  Under strace, the rescan opens for reading exactly the
 files whose metadata changed.  --rehash reads all; a scan asking for a digest
 the earlier scan lacks reads all; a `--hash none` scan in between does not
@@ -22,9 +25,14 @@ once.  Refused with one line: nothing to resume (newest scan complete, no
 database: none is created), a scan whose writer is still alive, options
 that would change the scan's content.  The resumed scan keeps its own
 options (--hash md5 and the --exclude patterns of the first run, one of them
-not UTF-8, so that it must come back byte for byte from scan.options).
+not UTF-8, so that it must come back byte for byte from scan.options).  Two
+roots resumed together each keep their own rows (and the base scan of the
+first run); of two --resume started at once one is refused; `fidx dupes`
+digests of dropped rows go with them; --resume --errors lists the errors of
+the first run too.
 """
 
+import concurrent.futures
 import json
 import os
 import re
@@ -39,6 +47,15 @@ from lib import Checker, run_fidx, write
 
 SLOW_FILES = 6
 SLOW_SIZE = 512 << 20
+SETTLE_S = 0.25  # longer than the 0.1 s a fine timestamp must be older than a scan
+
+
+def settled(v, started_ns):
+	"""Whether snapshot values v are old enough, at a scan's start, for a later change
+	to move them: 2 s before it for a time in whole seconds (1 or 2 s timestamps),
+	0.1 s for a finer one."""
+	return all(t < started_ns - (2000000000 if t % 1000000000 == 0 else 100000000)
+		   for t in v[3:5])
 
 
 def snapshot(root):
@@ -155,14 +172,21 @@ def check_incremental(chk, top):
 	root = top + b"/tree"
 	db = top + b"/inc.db"
 	build(root)
+	time.sleep(SETTLE_S)
+	write(root + b"/racy", b"written just before the first scan")
 	res = scan(db, root)
 	chk.ok("first scan: exit 0", res.rc == 0, repr(res))
 	snap1 = snapshot(root)
 	meant = mutate(root)
+	time.sleep(SETTLE_S)
 	snap2 = snapshot(root)
 	same = unchanged(snap1, snap2)
 	chk.ok("the test's changes all show in ctime or inode (precondition)",
 	       not [p for p in meant if p in same], lib.short([p for p in meant if p in same]))
+	chk.ok("the file written just before the first scan is unchanged (precondition)",
+	       root + b"/racy" in same)
+	started = scan_row(db, 1)["started_ns"]
+	same = {p for p in same if settled(snap2[p], started)}
 
 	res = scan(db, root)
 	chk.ok("rescan: exit 0", res.rc == 0, repr(res))
@@ -188,6 +212,12 @@ def check_incremental(chk, top):
 	chk.ok("rescan: every SHA-256 is the content's (hashlib)", not bad, lib.short(bad[:3]))
 	chk.ok("rescan: the file rewritten with size and mtime restored was read again",
 	       got.get(root + b"/f08", (None, 1))[1] is None)
+	if settled(snap2[root + b"/racy"], started):
+		chk.skip("rescan: the file written just before the first scan was read again",
+			 "the first scan started more than 0.1 s after it was written (slow start)")
+	else:
+		chk.ok("rescan: the file written just before the first scan was read again",
+		       got.get(root + b"/racy", (None, 1))[1] is None)
 
 	# Under strace: only the changed files are opened.
 	with open(root + b"/f12", "ab") as f:
@@ -195,13 +225,17 @@ def check_incremental(chk, top):
 	with open(root + b"/sub/bad\xff\xfe", "ab") as f:
 		f.write(b"+")
 	lib.settle(root)
+	time.sleep(SETTLE_S)
 	snap3 = snapshot(root)
 	want_open = set(snap3) - unchanged(snap2, snap3)
 	log = top + b"/strace.log"
 	if shutil.which("strace"):
+		# LeakSanitizer cannot run under ptrace: an ASan build checks leaks in the other runs.
+		env = dict(os.environ, ASAN_OPTIONS=":".join(filter(None, [
+			os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"])))
 		p = subprocess.run(["strace", "-f", "-qq", "-xx", "-e", "trace=openat", "-e",
 				    "signal=none", "-o", log, lib.FIDX, "scan", "-q", "--db", db, root],
-				   stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+				   stdin=subprocess.DEVNULL, capture_output=True, timeout=120, env=env)
 		chk.ok("third scan under strace: exit 0", p.returncode == 0, lib.short(p.stderr))
 		opened = openat_reads(log, root)
 		chk.eq("third scan opens exactly the two changed files", opened, want_open)
@@ -331,7 +365,109 @@ def check_resume(chk, top):
 	res = run_fidx("scan", "-q", "--db", db, "--resume", "--hash", "sha1")
 	lib.check_fatal(chk, "--resume --hash", res, b"--resume")
 	res = run_fidx("scan", "-q", "--db", db, "--resume", top)
-	lib.check_fatal(chk, "--resume of a PATH never scanned", res, b"nothing to resume")
+	lib.check_fatal(chk, "--resume of a PATH never scanned", res,
+			b"nothing to resume: database '%s' holds no scan of '%s'" % (db, top))
+
+
+def digest_rows(db):
+	"""[(file_id, path of that file row, None when gone)] of table file_digest."""
+	con = lib.connect(db)
+	try:
+		return con.execute("SELECT d.file_id, f.path FROM file_digest d"
+				   " LEFT JOIN file f ON f.id = d.file_id").fetchall()
+	finally:
+		con.close()
+
+
+def check_resume_two_roots(chk, top):
+	"""
+	`fidx scan SLOW SMALL` interrupted, then `--resume --rehash SLOW SMALL`
+	twice at once: one resumes, the other is refused before it writes
+	anything; each scan keeps its own rows, and SMALL's, whose files were
+	taken from an earlier complete scan before the interruption, keeps naming
+	that scan.  A root given twice to --resume is refused.  `fidx dupes` run
+	on the interrupted scan keeps digests of files it left unfinished
+	(file_digest): the resume drops those with the rows, so that no digest
+	ends up naming another file (a new row may take a dropped row's id).
+	"""
+	slow, small = top + b"/two-slow", top + b"/two-small"
+	os.makedirs(slow)
+	for i in range(2):  # same size, different last byte: dupes reads only their edges
+		lib.sparse(slow + b"/big%d" % i, SLOW_SIZE, [(SLOW_SIZE - 1, b"!?"[i:i + 1])])
+	os.makedirs(small + b"/sub")
+	for i in range(5):
+		write(small + b"/sub/s%d" % i, b"small %d" % i)
+	lib.settle(slow)
+	lib.settle(small)
+	time.sleep(SETTLE_S)
+	db = top + b"/two.db"
+	res = scan(db, small, "--hash", "md5")
+	chk.ok("two roots: a complete scan of the small root first (scan 1)", res.rc == 0, repr(res))
+	p = start_slow(db, small, "--hash", "md5", slow)
+	if not chk.ok("two roots: the scan was still running when signalled", p.poll() is None,
+		      "it ended first: make the slow tree slower"):
+		return
+	p.send_signal(signal.SIGINT)
+	p.communicate(timeout=60)
+	kept = {r["id"]: len(lib.db_rows(db, r["id"])[0]) for r in lib.scan_rows(db)}
+	chk.ok("two roots: the small root has rows kept from the first run", kept.get(3),
+	       repr(kept))
+	res = run_fidx("dupes", "--scan", "2", db)
+	chk.ok("two roots: fidx dupes on the interrupted scan", res.rc in (0, 1), repr(res))
+	digest_of = dict(digest_rows(db))
+	chk.ok("two roots: dupes kept digests of the interrupted scan's files", digest_of,
+	       repr(digest_of))
+	write(slow + b"/new", b"created before the resume")
+	res = run_fidx("scan", "-q", "--db", db, "--resume", slow, small, slow)
+	lib.check_fatal(chk, "two roots: --resume with a root given twice", res, b"twice")
+	chk.eq("two roots: the refused --resume left the scans as they were",
+	       [r["status"] for r in lib.scan_rows(db)], ["complete", "interrupted", "interrupted"])
+	with concurrent.futures.ThreadPoolExecutor(2) as pool:
+		runs = list(pool.map(lambda _: run_fidx("scan", "-q", "--db", db, "--resume",
+							"--rehash", slow, small, timeout=300),
+				     range(2)))
+	runs.sort(key=lambda r: r.rc)
+	chk.ok("two roots: two --resume at once: one exits 0", runs[0].rc == 0, repr(runs[0]))
+	lib.check_fatal(chk, "two roots: two --resume at once: the other", runs[1])
+	opts = lib.Truth(hashes=("md5",))
+	for scan_id, root in ((2, slow), (3, small)):
+		label = "two roots: resumed scan %d" % scan_id
+		got, dups = lib.db_rows(db, scan_id)
+		want = lib.truth(root, opts)
+		if root == slow:  # its row is the first run's, from before "new" was made in it
+			want[slow]["mtime_ns"] = want[slow]["ctime_ns"] = lib.ANY
+		lib.compare(chk, label, got, dups, want)
+		lib.check_scan_row(chk, label, lib.scan_rows(db)[scan_id - 1], root, want)
+	moved = [(i, digest_of.get(i), p) for i, p in digest_rows(db) if digest_of.get(i) != p]
+	chk.ok("two roots: each file_digest row still names the file it was read from", not moved,
+	       lib.short(moved))
+	s = scan_row(db, 3)
+	chk.ok("two roots: the small root's files reused from scan 1, which it still names",
+	       (s["reused"], s["hashed"], s["base_scan_id"]) == (5, 0, 1), repr(s))
+
+
+def check_resume_errors(chk, top):
+	"""--resume --errors lists the errors the first run recorded too, as the row counts them."""
+	root = top + b"/loop"
+	os.makedirs(root)
+	lib.sparse(root + b"/big", SLOW_SIZE, [(SLOW_SIZE - 1, b"!")])
+	os.symlink(b".", root + b"/to-itself")
+	lib.settle(root)
+	db = top + b"/loop.db"
+	p = start_slow(db, root, "--follow", "--hash", "sha512")
+	if not chk.ok("--errors: the scan was still running when signalled", p.poll() is None,
+		      "it ended first: make the slow tree slower"):
+		return
+	p.send_signal(signal.SIGINT)
+	p.communicate(timeout=60)
+	kept = {p: r["error"] for p, r in lib.db_rows(db, 1)[0].items() if r["error"]}
+	chk.ok("--errors: the first run recorded the loop", root + b"/to-itself" in kept,
+	       repr(kept))
+	res = run_fidx("scan", "-q", "--db", db, "--resume", "--errors", timeout=300)
+	listed = [l for l in res.out_lines() if l.startswith(root + b"/")]
+	chk.ok("--resume --errors: exit 1, the loop's error listed", res.rc == 1 and listed == [
+		b"%s: %s" % (root + b"/to-itself", kept[root + b"/to-itself"].encode())], repr(res))
+	chk.eq("--resume --errors: the summary counts it", lib.scan_rows(db)[0]["errors"], 1)
 
 
 def main():
@@ -342,6 +478,10 @@ def main():
 			check_incremental(chk, top)
 		with chk.guard("resume"):
 			check_resume(chk, top)
+		with chk.guard("resume of two roots"):
+			check_resume_two_roots(chk, top)
+		with chk.guard("resume --errors"):
+			check_resume_errors(chk, top)
 	chk.done()
 
 

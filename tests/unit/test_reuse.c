@@ -4,7 +4,8 @@
  * The database is an in-memory SQLite one made with plain SQL (the columns
  * reuse.c reads, as docs/SCHEMA.md defines them), so the store is not
  * involved: scan rows with options written as fidx scan writes them, file
- * rows whose five compared values are varied one at a time.
+ * rows whose five compared values are varied one at a time.  The scans of
+ * test_take() start at START_NS, long after their files' times.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +24,7 @@
 
 static const char schema[] =
 	"CREATE TABLE scan (id INTEGER PRIMARY KEY, root TEXT, status TEXT, pid INTEGER,"
-	" host TEXT, options TEXT);"
+	" host TEXT, options TEXT, started_ns INTEGER);"
 	"CREATE TABLE file (id INTEGER PRIMARY KEY, scan_id INTEGER, path TEXT, type TEXT,"
 	" size INTEGER, dev INTEGER, ino INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,"
 	" md5 BLOB, sha1 BLOB, sha256 BLOB, sha512 BLOB, xxh128 BLOB, error TEXT,"
@@ -71,11 +72,14 @@ static struct fidx_record rec_of(int64_t ino)
 	return r;
 }
 
+#define START_NS "1000000000000"
+
 static void test_take(void **state)
 {
 	(void)state;
 	sqlite3 *db = new_db();
-	exec_sql(db, "BEGIN");
+	exec_sql(db, "BEGIN; INSERT INTO scan (id, started_ns) VALUES (1, " START_NS "),"
+		     " (2, " START_NS ")");
 	for (int64_t ino = 1; ino <= 5000; ino++) /* enough to grow the table several times */
 		add_file(db, ino, "", "");
 	exec_sql(db, "UPDATE file SET sha256 = randomblob(32) WHERE ino = 7;"
@@ -158,20 +162,75 @@ static void test_take(void **state)
 	sqlite3_close(db);
 }
 
+/*
+ * A file whose mtime or ctime is not older than the start of the scan that
+ * read it by more than the timestamp granularity could have changed after it
+ * was read without either moving: it is read again.  Whole seconds count as
+ * the granularity of a file system with 1 or 2 s timestamps (ext4 with
+ * 128-byte inodes, FAT); finer ones as that of the kernel's clock.
+ */
+static void test_racy(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t mtime_ago, ctime_ago; /* ns before the scan's start (negative: after) */
+		bool taken;
+	} files[] = {
+		{3000000000, 3000000000, true},   /* whole seconds, 3 s before */
+		{5000000000, 1000000000, false},  /* ctime a whole second, 1 s before */
+		{5000000000, 999999999, true},    /* fine ctime, 1 s before */
+		{5000000000, 50000000, false},    /* fine ctime, 50 ms before */
+		{1000000000, 5000000001, false},  /* mtime a whole second, 1 s before (FAT) */
+		{5000000000, -1000, false},       /* changed after the scan began */
+	};
+	const int64_t start = 1700000000000000000;
+	char sql[512];
+	sqlite3 *db = new_db();
+	snprintf(sql, sizeof(sql), "INSERT INTO scan (id, started_ns) VALUES (1, %lld)",
+		 (long long)start);
+	exec_sql(db, sql);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(sql, sizeof(sql),
+			 "INSERT INTO file (scan_id, path, type, size, dev, ino, mtime_ns, ctime_ns,"
+			 " sha256) VALUES (1, '/r/%zu', 'f', 1, 8, %zu, %lld, %lld, zeroblob(32))",
+			 i, i + 1, (long long)(start - files[i].mtime_ago),
+			 (long long)(start - files[i].ctime_ago));
+		exec_sql(db, sql);
+	}
+	char *errmsg = NULL;
+	struct fidx_reuse *r = fidx_reuse_load(db, 1, 1u << FIDX_SHA256, &errmsg);
+	assert_non_null(r);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct fidx_record rec = {.type = 'f', .has_meta = true};
+		rec.meta.dev = 8;
+		rec.meta.ino = i + 1;
+		rec.meta.size = 1;
+		rec.meta.mtime_ns = start - files[i].mtime_ago;
+		rec.meta.ctime_ns = start - files[i].ctime_ago;
+		if (fidx_reuse_take(r, &rec) != files[i].taken)
+			fail_msg("file %zu: taken %d, want %d", i, !files[i].taken, files[i].taken);
+	}
+	fidx_reuse_free(r);
+	sqlite3_close(db);
+}
+
+/* The start of an INSERT of a scan row test_scan_row() reads. */
+#define INSERT_SCAN "INSERT INTO scan (id, root, status, pid, host, options) VALUES "
+
 static void test_scan_row(void **state)
 {
 	(void)state;
 	sqlite3 *db = new_db();
 	exec_sql(db,
-		 "INSERT INTO scan VALUES (1, '/data', 'complete', 10, 'h',"
+		 INSERT_SCAN "(1, '/data', 'complete', 10, 'h',"
 		 " '{\"hash\":\"md5,sha256\",\"jobs\":2,\"xdev\":true,\"follow\":false,"
 		 "\"stat\":true,\"io\":\"ssd\",\"drop_cache\":false,"
 		 "\"exclude\":[\"*.skip\",\"a\\u00ffb\",\"q\\\"x, y\\\\\",\"caf\xc3\xa9\"]}');"
-		 "INSERT INTO scan VALUES (2, '/data', 'interrupted', 11, 'h',"
+		 INSERT_SCAN "(2, '/data', 'interrupted', 11, 'h',"
 		 " '{\"hash\":\"none\",\"xdev\":false,\"follow\":true,\"stat\":false,\"exclude\":[]}');"
-		 "INSERT INTO scan VALUES (3, '/other', 'complete', NULL, NULL,"
+		 INSERT_SCAN "(3, '/other', 'complete', NULL, NULL,"
 		 " '{\"hash\":\"sha256\",\"exclude\":[]}');"
-		 "INSERT INTO scan VALUES (4, '/data', 'complete', 12, 'h', 'not json');");
+		 INSERT_SCAN "(4, '/data', 'complete', 12, 'h', 'not json');");
 	struct fidx_scan_row row;
 	char *errmsg = NULL;
 	assert_int_equal(fidx_scan_row_get(db, 1, &row, &errmsg), 1);
@@ -252,6 +311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_take),
+		cmocka_unit_test(test_racy),
 		cmocka_unit_test(test_scan_row),
 		cmocka_unit_test(test_pathset),
 	};
