@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dbfile.h"
 #include "diag.h"
@@ -129,6 +130,27 @@ static bool no_wal(const char *path)
 }
 
 /*
+ * Whether SQLite's failure to read q's database is that it could not make
+ * the WAL's shared-memory file beside it: a folder this user cannot write
+ * (READONLY_DIRECTORY), or a read-only mount (plain CANTOPEN, with the
+ * folder not writable).
+ */
+static bool cannot_share(const struct fidx_query *q)
+{
+	int ext = sqlite3_extended_errcode(q->db);
+	if (ext == SQLITE_READONLY_DIRECTORY)
+		return true;
+	if ((ext & 0xff) != SQLITE_CANTOPEN)
+		return false;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(q->path, '/');
+	if (!slash)
+		return access(".", W_OK) != 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - q->path) + (slash == q->path), q->path);
+	return access(dir, W_OK) != 0;
+}
+
+/*
  * Reads application_id and user_version through SQLite (the header may lag
  * behind the WAL) and checks them.  A WAL database in a folder this user
  * cannot write (evidence on read-only media, another user's database) cannot
@@ -143,8 +165,7 @@ static int check_version(struct fidx_query *q)
 	int rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW && sqlite3_extended_errcode(q->db) == SQLITE_READONLY_DIRECTORY &&
-	    no_wal(q->path)) {
+	if (rc != SQLITE_ROW && cannot_share(q) && no_wal(q->path)) {
 		sqlite3_finalize(s);
 		sqlite3_close(q->db);
 		q->db = NULL;
