@@ -15,6 +15,8 @@
 #   make bench-dupes     fidx dupes against jdupes, fdupes and rmlint, warm and cold
 #   make bench-export    fidx export of a million entries in every format; the stdout buffer
 #   make bench-match     fidx match: a 5M-line list against a million files, and the set study
+#   make bench-rescan    incremental rescans of /usr/share: unchanged, and with 1% of files changed
+#   make bench-aide      fidx scan and fidx check beside AIDE's --init and --check, warm and cold
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
@@ -48,7 +50,7 @@ TSAN_UNITS := test_queue test_walk test_scan test_hashio test_seal
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export clean
+.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -185,6 +187,16 @@ bench-match: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/match-set
 	BUILD=$(BUILD) bench/match
+
+bench-rescan: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) bench/rescan
+
+bench-aide: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) bench/aide
 
 clean:
 	rm -rf build

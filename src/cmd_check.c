@@ -10,7 +10,8 @@
  *   ├─ default:  into a scratch database in $TMPDIR, ATTACHed as "live" to
  *   │            the read-only connection, removed at the end (the DB is not
  *   │            written)
- *   └─ --update: into DB itself, as a new scan
+ *   └─ --update: into DB itself, as a new scan (the read-only connection
+ *                closed meanwhile and opened again after: see cmd_check())
  *   ▼
  *   diff.c: baseline against the live scan, reported as `fidx diff` does
  *
@@ -102,7 +103,8 @@ static void check_usage(FILE *out)
 	      "file whose device, inode, size, mtime and ctime are unchanged (only the\n"
 	      "kernel sets ctime), as an incremental `fidx scan` does.\n\n"
 	      "The report, its summary letters, --ignore names, -v and --json are those of\n"
-	      "`fidx diff` (see 'fidx diff --help'); the counts go to stderr unless -q.\n\n"
+	      "`fidx diff` (see 'fidx diff --help'); the counts go to stderr unless -q,\n"
+	      "with --update followed by the new scan's id and seal (for 'fidx verify').\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, check_options, NOPTIONS);
 	fputs("\nExit status (AIDE's): 0 unchanged, else bit 1 added, 2 removed, 4 changed;\n"
@@ -301,13 +303,15 @@ static int find_baseline(struct fidx_query *q, const char *path, struct fidx_sca
 }
 
 /*
- * Scans the baseline's root into st as the baseline was made.  Sets *id to
- * the new scan.  Returns 0, EXIT_INTERRUPTED, or EXIT_READ after printing why.
+ * Scans the baseline's root into st as the baseline was made, taking the
+ * digests in reuse (NULL: every file is read).  Sets *id to the new scan and
+ * *seal to its seal (sealed false in a scratch database).  Returns 0,
+ * EXIT_INTERRUPTED, or EXIT_READ after printing why.
  */
-static int scan_live(struct fidx_store *st, struct fidx_query *q, const struct fidx_scan_row *b,
-		     const struct check_args *a, const char *extra_exclude, int64_t *id)
+static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
+		     const struct fidx_scan_row *b, const struct check_args *a,
+		     const char *extra_exclude, int64_t *id, struct fidx_scan_seal *seal)
 {
-	struct fidx_reuse *reuse = NULL;
 	struct fidx_scan_result result = {0};
 	char *errmsg = NULL, *json = NULL;
 	const char **excludes = calloc(b->nexcludes + 2, sizeof(*excludes));
@@ -332,10 +336,6 @@ static int scan_live(struct fidx_store *st, struct fidx_query *q, const struct f
 		goto out;
 	}
 	int64_t base_ids[1] = {b->id};
-	if (a->trust && b->digests && !(reuse = fidx_reuse_load(q->db, b->id, b->digests, &errmsg))) {
-		fidx_error("%s", errmsg ? errmsg : "out of memory");
-		goto out;
-	}
 	struct fidx_scan_opts so = {
 		.digests = b->digests, .jobs = a->jobs, .xdev = b->xdev, .follow = b->follow,
 		.no_stat = b->no_stat, .io = io, .excludes = excludes,
@@ -353,9 +353,10 @@ static int scan_live(struct fidx_store *st, struct fidx_query *q, const struct f
 		goto out;
 	}
 	*id = result.scan_ids[0];
+	if (result.seals)
+		*seal = result.seals[0];
 	status = 0;
 out:
-	fidx_reuse_free(reuse);
 	free(result.scan_ids);
 	free(result.seals);
 	free(excludes);
@@ -397,8 +398,10 @@ int cmd_check(int argc, char **argv)
 	struct scratch scratch = {0};
 	struct fidx_query *q = NULL;
 	struct fidx_store *st = NULL;
+	struct fidx_reuse *reuse = NULL;
 	struct fidx_diff *d = NULL;
 	char *errmsg = NULL;
+	struct fidx_scan_seal seal = {0};
 	int64_t live_id = 0;
 	int status = parse_args(argc, argv, &a);
 
@@ -423,6 +426,23 @@ int cmd_check(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	if (a.trust && base.digests &&
+	    !(reuse = fidx_reuse_load(q->db, base.id, base.digests, &errmsg))) {
+		fidx_error("%s", errmsg ? errmsg : "out of memory");
+		goto out;
+	}
+	/*
+	 * --update writes DB through a second connection.  Opening it reads the
+	 * file's header through a descriptor of its own, and closing that drops
+	 * every POSIX lock this process holds on the file, the read connection's
+	 * too: another process closing the database would then take this one
+	 * for gone, checkpoint and delete the WAL under the writing store, and
+	 * the new scan would be lost.  So the two connections never overlap.
+	 */
+	if (a.update) {
+		fidx_query_close(q);
+		q = NULL;
+	}
 	if (!a.update && scratch_make(&scratch) < 0)
 		goto out;
 	if (!(st = fidx_store_open(a.update ? dbpath : scratch.path, NULL, &errmsg))) {
@@ -433,7 +453,7 @@ int cmd_check(int argc, char **argv)
 		fidx_error("%s", fidx_store_errmsg(st));
 		goto out;
 	}
-	if ((status = scan_live(st, q, &base, &a, scratch.exclude, &live_id)) != 0)
+	if ((status = scan_live(st, reuse, &base, &a, scratch.exclude, &live_id, &seal)) != 0)
 		goto out;
 	status = EXIT_READ;
 	/* Closed first: the live rows are then all in the file, the WAL folded back. */
@@ -441,6 +461,10 @@ int cmd_check(int argc, char **argv)
 	st = NULL;
 	if (closed < 0) {
 		fidx_error("cannot close database '%s'", fidx_quote(a.update ? dbpath : scratch.path));
+		goto out;
+	}
+	if (a.update && !(q = fidx_query_open(&a.qa))) {
+		status = open_status(dbpath);
 		goto out;
 	}
 	if (!a.update && attach_live(q, scratch.path) < 0)
@@ -468,17 +492,23 @@ int cmd_check(int argc, char **argv)
 	}
 	if (!a.quiet) {
 		char counts[128];
-		if (a.update)
-			fprintf(stderr, "check of '%s' against scan %lld: %s; recorded as scan %lld\n",
+		if (a.update) {
+			/* The seal, as `fidx scan` prints it, for the examiner's notes. */
+			char hex[2 * sizeof(seal.sha256) + 1] = "";
+			for (size_t i = 0; seal.sealed && i < sizeof(seal.sha256); i++)
+				snprintf(hex + 2 * i, 3, "%02x", seal.sha256[i]);
+			fprintf(stderr, "check of '%s' against scan %lld: %s; recorded as scan %lld%s%s\n",
 				fidx_quote(base.root), (long long)base.id, fidx_diff_counts(d, counts),
-				(long long)live_id);
-		else
+				(long long)live_id, seal.sealed ? ", seal sha256:" : "", hex);
+		} else {
 			fprintf(stderr, "check of '%s' against scan %lld: %s\n", fidx_quote(base.root),
 				(long long)base.id, fidx_diff_counts(d, counts));
+		}
 	}
 	status = fidx_diff_status(d);
 out:
 	fidx_diff_free(d);
+	fidx_reuse_free(reuse);
 	fidx_store_close(st);
 	fidx_query_close(q);
 	scratch_remove(&scratch);

@@ -4,9 +4,12 @@
  *
  * A query command (the shape of cmd_scans.c): the database is opened
  * read-only and nothing is written, so evidence on read-only media can be
- * checked.  For each selected scan, seal.c recomputes the seal from the rows
- * as they are; when it differs from the recorded one, it names the rows
- * altered, added and removed and the scan-row counts the rows contradict.
+ * checked.  The scans are those --scan names, or the newest complete one
+ * of each root (--all: every complete one) and every sealed scan whose
+ * status is no longer 'complete' (an edit that would hide it).  For each,
+ * seal.c recomputes the seal from the rows as they are; when it differs
+ * from the recorded one, it names the rows altered, added and removed and
+ * the scan-row counts the rows contradict.
  * With --seal the rows are compared with a seal written down elsewhere,
  * which is the only comparison that someone able to rewrite the database
  * (and so to recompute scan.seal and file_seal) cannot defeat.
@@ -34,7 +37,7 @@ static const struct fidx_option verify_options[] = {
 	FIDX_QUERY_OPTIONS,
 	{{"all", no_argument, NULL, OPT_ALL}, NULL,
 	 "every complete scan of the database (not only the newest\n"
-	 "                       of each root)"},
+	 "                       of each root), and every sealed one"},
 	{{"seal", required_argument, NULL, OPT_SEAL}, "HEX",
 	 "compare the rows with this seal (as the scan printed it,\n"
 	 "                       sha256:... or the 64 hex digits); one scan only"},
@@ -46,10 +49,11 @@ static const struct fidx_option verify_options[] = {
 static void verify_usage(FILE *out)
 {
 	fputs("usage: fidx verify [OPTIONS] [DB]\n\n"
-	      "Recompute the seal of scans (default: the newest complete scan of each root)\n"
-	      "from their rows, and compare it with the seal recorded when the scan\n"
-	      "completed.  When they differ, name each row altered, added or removed\n"
-	      "(by id and path) and each count of the scan row its rows contradict.\n"
+	      "Recompute the seal of scans (default: the newest complete scan of each root,\n"
+	      "and any sealed scan whose status was changed from complete) from their\n"
+	      "rows, and compare it with the seal recorded when the scan completed.\n"
+	      "When they differ, name each row altered, added or removed (by id and\n"
+	      "path) and each count of the scan row its rows contradict.\n"
 	      "The database is only read.  Whoever can rewrite the database can also\n"
 	      "recompute its seal: compare with a seal kept elsewhere (--seal) to prove\n"
 	      "that the rows are the ones sealed.  With -0 every line ends with a NUL.\n\n"
@@ -249,34 +253,84 @@ static int parse_seal(const char *text, uint8_t out[FIDX_SEAL_LEN])
 }
 
 /*
- * Reports, for a database older than schema version 3, that its scans have
- * no seal.  Returns the exit status (1).
+ * Reports, for a database older than schema version 3, that the scans ids
+ * have no seal.  Returns the exit status (1).
  */
-static int report_old(const struct verify *base, const struct fidx_query *q)
+static int report_old(const struct verify *base, const struct fidx_query *q, const int64_t *ids,
+		      size_t nids)
 {
-	for (size_t i = 0; i < q->nscans; i++) {
+	for (size_t i = 0; i < nids; i++) {
 		if (base->qa->json) {
 			printf("{\"scan_id\":%" PRId64 ",\"seal\":\"none\",\"why\":\"database"
-			       " schema version %d has no seals\"}\n", q->scans[i], q->version);
+			       " schema version %d has no seals\"}\n", ids[i], q->version);
 		} else {
 			printf("scan %" PRId64 ": no seal (database schema version %d: seals came"
-			       " with version 3)", q->scans[i], q->version);
+			       " with version 3)", ids[i], q->version);
 			end_line(base);
 		}
 	}
 	return 1;
 }
 
-/* Returns whether scan id is complete (for --all, which checks only those). */
-static int is_complete(const struct fidx_query *q, sqlite3_stmt *s, int64_t id)
+/*
+ * The scans to check, ascending, into *ids (malloc'ed; *n of them): those
+ * --scan named (listed); else the newest complete scan of each root, or
+ * with --all every complete scan, and in a schema-3 database every sealed
+ * scan whose status is not 'complete'.  Only complete scans are sealed and
+ * a complete scan is never resumed, so such a status was edited, which must
+ * not hide the scan behind an older one.  Returns 0, or -1 after printing why.
+ */
+static int scans_to_check(const struct fidx_query *q, bool listed, bool all, int64_t **ids,
+			  size_t *n)
 {
-	sqlite3_bind_int64(s, 1, id);
-	int rc = sqlite3_step(s);
-	int ret = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : rc == SQLITE_DONE ? 0 : -1;
-	sqlite3_reset(s);
-	if (ret < 0)
+	static const char *const sql[2][2] = {
+		{"SELECT max(id) FROM scan WHERE status = 'complete' GROUP BY root ORDER BY 1",
+		 "SELECT id FROM scan WHERE status = 'complete' ORDER BY id"},
+		{"SELECT id FROM scan WHERE id IN (SELECT max(id) FROM scan WHERE status ="
+		 " 'complete' GROUP BY root) OR (seal IS NOT NULL AND status IS NOT 'complete')"
+		 " ORDER BY id",
+		 "SELECT id FROM scan WHERE status = 'complete' OR seal IS NOT NULL ORDER BY id"},
+	};
+	sqlite3_stmt *s = NULL;
+	size_t cap = q->nscans + 1;
+	int rc;
+
+	*n = 0;
+	if (!(*ids = malloc(cap * sizeof(**ids)))) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	if (listed) {
+		memcpy(*ids, q->scans, q->nscans * sizeof(**ids));
+		*n = q->nscans;
+		return 0;
+	}
+	if (!(s = fidx_query_prepare(q, sql[q->version >= 3][all])))
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			int64_t *p = realloc(*ids, 2 * cap * sizeof(**ids));
+			if (!p) {
+				sqlite3_finalize(s);
+				fidx_error("out of memory");
+				return -1;
+			}
+			*ids = p;
+			cap *= 2;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
 		fidx_query_fail(q);
-	return ret;
+		return -1;
+	}
+	if (*n == 0) {
+		fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans;"
+			   " --scan ID reads one that is not complete)", fidx_quote(q->path));
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_verify(int argc, char **argv)
@@ -284,7 +338,8 @@ int cmd_verify(int argc, char **argv)
 	struct option longopts[NOPTIONS + 1];
 	struct fidx_query_args qa = {0};
 	struct fidx_query *q = NULL;
-	sqlite3_stmt *complete = NULL;
+	int64_t *ids = NULL;
+	size_t nids = 0;
 	uint8_t expected[FIDX_SEAL_LEN];
 	const char *seal_arg = NULL;
 	bool all = false;
@@ -327,39 +382,27 @@ int cmd_verify(int argc, char **argv)
 			   " 'fidx scan' printed it", fidx_quote(seal_arg));
 		return 2;
 	}
-	qa.every_scan = all;
-	if (!(q = fidx_query_open(&qa)))
-		return 2;
-	if (seal_arg && q->nscans != 1) {
+	/* Without --scan, scans_to_check() chooses among every scan. */
+	qa.every_scan = true;
+	if (!(q = fidx_query_open(&qa)) || scans_to_check(q, qa.scan != NULL, all, &ids, &nids) < 0)
+		goto out_closed;
+	if (seal_arg && nids != 1) {
 		fidx_error("--seal compares one scan, and %zu are selected: name it with --scan ID",
-			   q->nscans);
+			   nids);
 		goto out_closed;
 	}
 
 	struct verify v = {.qa = &qa};
 	fidx_out_begin();
 	if (q->version < 3) {
-		status = report_old(&v, q);
+		status = report_old(&v, q, ids, nids);
 		goto out;
 	}
-	if (all && !(complete = fidx_query_prepare(q, "SELECT status = 'complete' FROM scan"
-						       " WHERE id = ?")))
-		goto out;
 	status = 0;
-	size_t checked = 0;
-	for (size_t i = 0; i < q->nscans; i++) {
+	for (size_t i = 0; i < nids; i++) {
 		struct fidx_seal_result r;
 		char why[1024];
-		if (all) {
-			int yes = is_complete(q, complete, q->scans[i]);
-			if (yes < 0) {
-				status = 2;
-				goto out;
-			}
-			if (!yes)
-				continue;
-		}
-		v.scan_id = q->scans[i];
+		v.scan_id = ids[i];
 		if (fidx_seal_check(q->db, v.scan_id, print_finding, &v, &r, why, sizeof(why)) < 0) {
 			fidx_error("cannot verify database '%s': %s", fidx_quote(q->path), why);
 			status = 2;
@@ -367,18 +410,12 @@ int cmd_verify(int argc, char **argv)
 		}
 		if (!verdict(&v, &r, seal_arg ? expected : NULL))
 			status = 1;
-		checked++;
-	}
-	if (all && checked == 0) {
-		fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans;"
-			   " --scan ID reads one that is not complete)", fidx_quote(q->path));
-		status = 2;
 	}
 out:
 	if (fidx_out_end() < 0)
 		status = 2;
 out_closed:
-	sqlite3_finalize(complete);
+	free(ids);
 	fidx_query_close(q);
 	return status;
 }

@@ -14,7 +14,8 @@
  *
  * Then removed[] is sorted by (dev, ino) and every added row, in path
  * order, takes the first removed row of its inode that is not yet taken and
- * has its type and content: a move.  What is left stays added or removed.
+ * has its type, content and birth time: a move.  What is left stays added
+ * or removed.
  * Every entry is sorted by key at the end (the changed ones are in order
  * already, the moves and the rest are merged in by one qsort).
  *
@@ -274,10 +275,17 @@ static unsigned compare_rows(const struct row *a, const struct row *b, unsigned 
 	return c;
 }
 
-/* Whether an added row b can be where removed row a went: type and content. */
+/*
+ * Whether an added row b can be where removed row a went: type, content, and
+ * the birth time where both rows know it (a rename keeps it; a file made
+ * after another was deleted may get its inode number again, ext4 does at
+ * once, but not its birth time).
+ */
 static bool same_content(const struct row *a, const struct row *b)
 {
 	if (a->type != b->type)
+		return false;
+	if ((a->present & b->present) >> V_BTIME & 1 && a->v[V_BTIME] != b->v[V_BTIME])
 		return false;
 	if (a->type == 'f' && (a->dmask & b->dmask))
 		return content_cmp(a, b) == CONTENT_SAME;

@@ -17,8 +17,10 @@
  * differences, not with the tree.  A moved entry is a path that disappeared
  * while a new path appeared with the same device and inode, the same type
  * and the same content: equal digests where the two rows have one in common,
- * otherwise (no digests, or not a regular file) equal size and mtime.  When
- * several candidates share an inode (hard links) they pair in path order.
+ * otherwise (no digests, or not a regular file) equal size and mtime; and
+ * the same birth time where both rows know it (an inode number the file
+ * system gave again to a new file is not a move).  When several candidates
+ * share an inode (hard links) they pair in path order.
  *
  * The summary of a changed or moved entry has one position per attribute,
  * in this order; its letter when the attribute differs, '.' when not:

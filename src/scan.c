@@ -34,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@ struct scan {
 	struct fidx_queue *hash_q;     /* records to hash */
 	struct fidx_queue *write_q;    /* batches to store */
 	struct fidx_progress_counters counters;
+	struct { dev_t dev; ino_t ino; } own[3]; /* the store's files: database, -wal, -shm */
+	size_t nown;
 	atomic_bool stop;              /* the pipeline must wind down */
 	atomic_bool failed;            /* the scan failed: the rows end 'failed' */
 	pthread_mutex_t fail_lock;     /* guards errmsg while the pipeline runs */
@@ -261,6 +264,32 @@ fail:
 	return NULL;
 }
 
+/* Whether rec is one of the store's own files (FIDX_ERROR_OWN_DATABASE). */
+static bool is_own_file(const struct scan *s, const struct fidx_record *rec)
+{
+	for (size_t i = 0; i < s->nown; i++)
+		if (s->own[i].ino == rec->meta.ino && s->own[i].dev == rec->meta.dev)
+			return true;
+	return false;
+}
+
+/* Notes the store's files (they exist once a scan row was committed). */
+static void note_own_files(struct scan *s)
+{
+	static const char *const suffix[] = {"", "-wal", "-shm"};
+	const char *db = fidx_store_path(s->store);
+	for (size_t i = 0; i < 3; i++) {
+		char path[PATH_MAX];
+		struct stat sb;
+		if (snprintf(path, sizeof(path), "%s%s", db, suffix[i]) < (int)sizeof(path) &&
+		    stat(path, &sb) == 0) {
+			s->own[s->nown].dev = sb.st_dev;
+			s->own[s->nown].ino = sb.st_ino;
+			s->nown++;
+		}
+	}
+}
+
 /*
  * Records one walk entry: a regular file to hash goes to the hash queue,
  * anything else to the writer.  Returns STOP when the scan must end.
@@ -286,6 +315,12 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 	if (rec->type == 'f') {
 		atomic_fetch_add_explicit(&c->files_found, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&c->bytes_found, rec->meta.size, memory_order_relaxed);
+	}
+	if (rec->type == 'f' && s->opts->digests && !rec->error && is_own_file(s, rec) &&
+	    fidx_record_set_error(rec, FIDX_ERROR_OWN_DATABASE, 0) < 0) {
+		fidx_record_free(rec);
+		pipeline_fail(s, "out of memory");
+		return FIDX_WALK_STOP;
 	}
 	int ret;
 	if (rec->type == 'f' && s->opts->digests && !rec->error &&
@@ -547,6 +582,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		}
 		result->nscans = r + 1;
 	}
+	note_own_files(&s);
 
 	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
 		s.errmsg = strdup("cannot start the writer thread");

@@ -4,9 +4,10 @@
  *
  * The canonical form (seal format 1; docs/SCHEMA.md, "The seal"):
  *
- *     line 1        the scan row: 20 fields (seal.c, scan_columns[])
- *     lines 2..n+1  each file row of the scan, ORDER BY id: 26 fields
+ *     lines 1..n    each file row of the scan, ORDER BY id: 26 fields
  *                   (seal.c, file_columns[]), scan_id among them
+ *     line n+1      the scan row: 20 fields (seal.c, scan_columns[]), last,
+ *                   since its totals are only known at the end
  *
  * Fields are separated by '|' and every line ends with '\n'.  Each field is
  * the SQL literal that SQLite's quote() writes: an INTEGER column as
@@ -19,14 +20,17 @@
  *
  *     seal      = SHA-256 of all the lines
  *     row hash  = the first FIDX_ROW_HASH_LEN bytes of SHA-256 of one file
- *                 row's line, without its '\n' (table file_seal)
+ *                 row's line, without its '\n' (table file_seal, with the
+ *                 row's scan_id)
  *
- * The seal is written once, when the scan completes (fidx_seal_write()),
- * and checked by `fidx verify` (fidx_seal_check()), which recomputes both and
- * names what differs.  The lines are formatted here in C from the raw
- * columns (the SQL form is 5 to 10 times slower); a value of a kind fidx
- * never writes (a REAL, a TEXT in an INTEGER column) is formatted by SQLite's
- * own quote(), so the two forms agree for any content.
+ * The seal is computed while the scan is written (a fidx_sealer, driven by
+ * the store): each file row's line is made from the values just bound to
+ * its INSERT (struct fidx_seal_value), so nothing is read back at the end;
+ * only a resumed scan reads its earlier rows back once.  `fidx verify` reads
+ * the rows back (fidx_seal_check()), through the same line formatter, and
+ * names what differs.  A value of a kind fidx never writes (a REAL, a TEXT
+ * in an INTEGER column) is formatted by SQLite's own quote(), so the lines
+ * agree with the SQL form for any content.
  */
 #ifndef FIDX_SEAL_H
 #define FIDX_SEAL_H
@@ -36,23 +40,86 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FIDX_SEAL_LEN 32     /* bytes of a seal (SHA-256) */
-#define FIDX_ROW_HASH_LEN 8  /* bytes kept of each row's SHA-256 (file_seal.row_hash) */
+#define FIDX_SEAL_LEN 32        /* bytes of a seal (SHA-256) */
+#define FIDX_ROW_HASH_LEN 8     /* bytes kept of each row's SHA-256 (file_seal.row_hash) */
+#define FIDX_SEAL_FILE_FIELDS 26 /* fields of a file row's line: file's columns, in table order */
 
 /*
- * Seals scan scan_id: computes its seal, writes one file_seal row per file
- * row and scan.seal, and copies the seal into seal.  The caller holds a
- * write transaction on db (so the seal and its rows land together) and
- * commits it.  Returns 0, or -1 with a one-line reason in why.
+ * One field of a line: a value as bound to a column or read from it.  A
+ * file row's fields are numbered as the columns of `file` (0 id, 1 scan_id,
+ * 2 path, ... 25 digests_from), which are also the parameter numbers of an
+ * INSERT of every column but id.
  */
-int fidx_seal_write(sqlite3 *db, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN], char *why,
-		    size_t whylen);
+struct fidx_seal_value {
+	int type;          /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_TEXT or SQLITE_BLOB (both
+			      sealed as their bytes); 0 for any other value, in v */
+	int64_t i;         /* SQLITE_INTEGER: the value */
+	const void *p;     /* SQLITE_TEXT, SQLITE_BLOB: the bytes (may be NULL when n is 0) */
+	size_t n;          /* their length */
+	sqlite3_value *v;  /* type 0: a value fidx never writes, formatted by SQLite's quote() */
+};
+
+/*
+ * The seals of the scans a store is writing.  Used by one thread (the
+ * store's); it hashes on a thread of its own.  Every function that writes
+ * does so in the caller's open transaction; errors: -1, and
+ * fidx_sealer_errmsg() says why in one line.
+ */
+struct fidx_sealer;
+
+/* Makes a sealer writing to db.  Returns NULL when out of memory. */
+struct fidx_sealer *fidx_sealer_new(sqlite3 *db);
+
+/* Starts the seal of scan scan_id, which has no file row yet.  Returns 0, or -1. */
+int fidx_sealer_begin(struct fidx_sealer *z, int64_t scan_id);
+
+/*
+ * Starts the seal of scan scan_id over the file rows it has (a resumed
+ * scan): reads them back in id order, and writes their file_seal rows anew
+ * (the scan's earlier ones are deleted: those of rows that are gone with
+ * them).  Returns 0, or -1.
+ */
+int fidx_sealer_resume(struct fidx_sealer *z, int64_t scan_id);
+
+/*
+ * Adds file row v (v[0] is its id) of scan scan_id, just inserted, to its
+ * scan's seal; its file_seal row is inserted by the next fidx_sealer_sync()
+ * at the latest.  A scan that is not being sealed (not begun or resumed
+ * here, or forgotten) is left alone.  The values are copied.  Returns 0, or -1.
+ */
+int fidx_sealer_row(struct fidx_sealer *z, int64_t scan_id,
+		    const struct fidx_seal_value v[FIDX_SEAL_FILE_FIELDS]);
+
+/* Inserts the file_seal rows of every row added so far.  Returns 0, or -1. */
+int fidx_sealer_sync(struct fidx_sealer *z);
+
+/*
+ * Forgets every scan's seal and the rows not yet inserted, after the
+ * caller's transaction was rolled back: a later fidx_sealer_seal() reads
+ * the rows back instead.
+ */
+void fidx_sealer_forget(struct fidx_sealer *z);
+
+/*
+ * Seals complete scan scan_id: inserts its remaining file_seal rows, adds
+ * the scan row's line, writes scan.seal and copies it into seal.  A scan
+ * whose seal was not streamed here (or was forgotten) is read back first.
+ * Returns 0, or -1 (a scan that is not complete, or sealed already, is
+ * refused).
+ */
+int fidx_sealer_seal(struct fidx_sealer *z, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN]);
+
+/* Returns the last failure as one line. */
+const char *fidx_sealer_errmsg(const struct fidx_sealer *z);
+
+/* Stops the hashing thread and frees z (rows not inserted are dropped).  NULL is allowed. */
+void fidx_sealer_free(struct fidx_sealer *z);
 
 /* What fidx_seal_check() reports, one call per finding. */
 enum fidx_seal_change {
 	FIDX_SEAL_ALTERED,  /* a file row whose line no longer has its recorded row hash */
 	FIDX_SEAL_ADDED,    /* a file row of the scan that was not sealed (no file_seal row) */
-	FIDX_SEAL_REMOVED,  /* a sealed row whose file row is gone (named by its id) */
+	FIDX_SEAL_REMOVED,  /* a sealed row gone from the scan (named by its id) */
 	FIDX_SEAL_FIELD,    /* a field of the scan row that its file rows contradict */
 };
 
@@ -85,9 +152,10 @@ typedef void fidx_seal_found_fn(void *arg, const struct fidx_seal_finding *f);
  * Recomputes the seal of scan scan_id of db (any schema-3 database; only
  * read) into r.  When the scan is sealed and the seal differs, also finds
  * what changed, calling found for each: file rows altered or added (in id
- * order), sealed rows removed, and scan-row fields that contradict the rows
- * (entries, files, dirs, bytes, errors, root, status).  A scan that is not
- * sealed is only recomputed.  Returns 0, or -1 with a one-line reason in why.
+ * order), sealed rows removed (or moved to another scan), and scan-row
+ * fields that contradict the rows (entries, files, dirs, bytes, errors,
+ * root, status).  A scan that is not sealed is only recomputed.  Returns 0,
+ * or -1 with a one-line reason in why.
  */
 int fidx_seal_check(sqlite3 *db, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
 		    struct fidx_seal_result *r, char *why, size_t whylen);

@@ -114,6 +114,9 @@ int fidx_store_build_indexes(struct fidx_store *st);
 /* Returns the last failure as one line (valid until the next call). */
 const char *fidx_store_errmsg(const struct fidx_store *st);
 
+/* Returns the path of the database file, as it was given to fidx_store_open(). */
+const char *fidx_store_path(const struct fidx_store *st);
+
 /*
  * Closes the store.  Rows not yet committed are rolled back.  Returns 0, or
  * -1 when closing failed.  NULL is allowed.
@@ -148,10 +151,13 @@ int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest 
 int fidx_store_scratch(struct fidx_store *st);
 
 /*
- * Seals complete scan scan_id (seal.h: SHA-256 over its canonical rows):
- * writes its file_seal rows and scan.seal in one transaction, and the seal
- * (32 bytes) into seal.  Returns 1 when sealed, 0 for a scratch store (which
- * seals nothing), or -1 on failure (nothing written).
+ * Seals complete scan scan_id (seal.h: SHA-256 over its canonical rows).
+ * The seal of a scan begun or resumed by this store is computed as its rows
+ * are added (each transaction holds its rows' file_seal rows); this adds the
+ * scan row's line, writes scan.seal and copies the seal (32 bytes) into seal.
+ * Any other scan's rows are read back (and their file_seal rows rewritten),
+ * in the same transaction.  Returns 1 when sealed, 0 for a scratch store
+ * (which seals nothing), or -1 on failure (nothing written).
  */
 int fidx_store_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[32]);
 

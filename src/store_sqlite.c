@@ -24,8 +24,18 @@
  * rollback-journal transaction before it is switched to WAL, so its main
  * file always carries the header the probe checks.
  *
- * Writing: rows go through one prepared INSERT, bound straight from the
- * record (SQLITE_STATIC: the record outlives the step).  A transaction is
+ * Writing: rows go through one prepared INSERT, bound from the record's
+ * values (record_values(); SQLITE_STATIC: the record outlives the step).
+ * The same values, with the id SQLite gave the row, go to the sealer
+ * (seal.h), which makes the row's seal line and queues its file_seal row:
+ *
+ *     record ──► values ──► INSERT INTO file ──► id ──► sealer: line, hashes
+ *                                                         │ (a thread of its own)
+ *     COMMIT ◄── file_seal rows inserted (fidx_sealer_sync) ◄┘
+ *
+ * so a scan's seal is ready when it ends (fidx_store_seal() adds the scan
+ * row's line), and a rolled-back batch takes its file_seal rows with it.
+ * A transaction is
  * opened (BEGIN IMMEDIATE) at the first row and committed after batch_rows
  * rows, by fidx_store_flush(), or before any scan row change.  On a failed
  * statement or commit the open transaction is rolled back (SQLite may already
@@ -199,7 +209,8 @@ static const char schema_sql[] =
  * tell a killed one from a live one); scan.seal is the SHA-256 of the scan's
  * canonical rows (seal.c).  file.digests_from names the scan that read the
  * file for a reused digest (NULL: this scan read it).  file_seal keeps each
- * sealed row's hash, so that `fidx verify` can name the rows that changed.
+ * sealed row's hash and scan, so that `fidx verify` can name the rows that
+ * changed, and those removed.
  */
 #define SCAN_V3_SQL \
 	"ALTER TABLE scan ADD COLUMN reused INTEGER;\n" \
@@ -210,6 +221,7 @@ static const char schema_sql[] =
 	"ALTER TABLE file ADD COLUMN digests_from INTEGER;\n" \
 	"CREATE TABLE file_seal (" \
 	" file_id INTEGER PRIMARY KEY REFERENCES file(id)," \
+	" scan_id INTEGER NOT NULL REFERENCES scan(id)," \
 	" row_hash BLOB NOT NULL);\n"
 
 static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
@@ -219,7 +231,11 @@ static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	SCAN_V3_SQL,
 };
 
-/* Parameters of insert_sql, in order (1-based, as SQLite numbers them). */
+/*
+ * Parameters of insert_sql, in order (1-based, as SQLite numbers them): the
+ * columns of `file` after id, so that parameter i is field i of the row's
+ * seal line (seal.h, struct fidx_seal_value).
+ */
 enum {
 	P_SCAN_ID = 1, P_PATH, P_NAME, P_EXT, P_TYPE,
 	P_SIZE, P_BLOCKS, P_MODE, P_UID, P_GID, P_NLINK, P_DEV, P_INO,
@@ -241,7 +257,8 @@ struct fidx_store {
 	unsigned batch_rows;   /* rows per transaction */
 	unsigned pending;      /* rows added in the open transaction */
 	bool in_txn;           /* a batch transaction is open */
-	bool scratch;          /* fidx_store_scratch(): not synced, no secondary index */
+	bool scratch;          /* fidx_store_scratch(): not synced, no secondary index, no seal */
+	struct fidx_sealer *sealer; /* the seals of the scans written (seal.h); NULL when scratch */
 	char msg[8192];        /* the last failure, one line */
 };
 
@@ -274,6 +291,13 @@ static int sqlite_error(struct fidx_store *st, const char *verb)
 				  ? strerror(sys)
 				  : sqlite3_errmsg(st->db);
 	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path), why);
+}
+
+/* Records "cannot seal database 'path': <the sealer's reason>".  Returns -1. */
+static int seal_error(struct fidx_store *st)
+{
+	return set_error(st, "cannot seal database '%s': %s", fidx_quote(st->path),
+			 fidx_sealer_errmsg(st->sealer));
 }
 
 /* Records that the file is someone else's.  Returns -1. */
@@ -361,13 +385,18 @@ static int exec(struct fidx_store *st, const char *sql, const char *verb)
 	return 0;
 }
 
-/* Rolls back the open transaction, if SQLite has not already done so. */
+/*
+ * Rolls back the open transaction, if SQLite has not already done so, and
+ * makes the sealer forget the rows it held (a seal then reads them back).
+ */
 static void rollback(struct fidx_store *st)
 {
 	if (!sqlite3_get_autocommit(st->db))
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	st->in_txn = false;
 	st->pending = 0;
+	if (st->sealer)
+		fidx_sealer_forget(st->sealer);
 }
 
 /*
@@ -444,6 +473,9 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 	if (sqlite3_prepare_v3(st->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &st->insert,
 			       NULL) != SQLITE_OK)
 		return sqlite_error(st, "prepare");
+	if (!(st->sealer = fidx_sealer_new(st->db)))
+		return set_error(st, "cannot open database '%s': out of memory",
+				 fidx_quote(st->path));
 	return 0;
 }
 
@@ -473,60 +505,95 @@ static int bind_u64(sqlite3_stmt *s, int i, uint64_t v)
 	return sqlite3_bind_int64(s, i, (sqlite3_int64)v);
 }
 
-/* Binds len bytes at p as TEXT, byte for byte (NULL binds NULL). */
-static int bind_bytes(sqlite3_stmt *s, int i, const char *p, size_t len)
+/* A field of a row: an integer. */
+static inline struct fidx_seal_value int_value(int64_t i)
 {
-	return sqlite3_bind_text64(s, i, p, len, SQLITE_STATIC, SQLITE_UTF8);
+	return (struct fidx_seal_value){.type = SQLITE_INTEGER, .i = i};
 }
 
-/* Binds every column of rec to the insert statement.  Returns an SQLite code. */
-static int bind_record(sqlite3_stmt *s, const struct fidx_record *rec)
+/* A field of a row: n bytes at p as TEXT, byte for byte (NULL when p is NULL). */
+static inline struct fidx_seal_value text_value(const char *p, size_t n)
 {
-	const struct fidx_meta *m = &rec->meta;
-	int rc = sqlite3_bind_int64(s, P_SCAN_ID, rec->scan_id);
+	return p ? (struct fidx_seal_value){.type = SQLITE_TEXT, .p = p, .n = n}
+		 : (struct fidx_seal_value){.type = SQLITE_NULL};
+}
 
-	rc |= bind_bytes(s, P_PATH, rec->path, rec->path_len);
-	rc |= bind_bytes(s, P_NAME, rec->path + rec->name_off, rec->path_len - rec->name_off);
-	rc |= bind_bytes(s, P_EXT, rec->path + rec->ext_off, rec->path_len - rec->ext_off);
-	rc |= rec->type ? bind_bytes(s, P_TYPE, &rec->type, 1) : sqlite3_bind_null(s, P_TYPE);
+/*
+ * Fills v[1..] with the values of rec's row, field i for the column bound to
+ * parameter i (v[0], the id, is SQLite's to give).  They point into rec.
+ */
+static void record_values(const struct fidx_record *rec, struct fidx_seal_value *v)
+{
+	static const struct fidx_seal_value null = {.type = SQLITE_NULL};
+	const struct fidx_meta *m = &rec->meta;
+
+	v[P_SCAN_ID] = int_value(rec->scan_id);
+	v[P_PATH] = text_value(rec->path, rec->path_len);
+	v[P_NAME] = text_value(rec->path + rec->name_off, rec->path_len - rec->name_off);
+	v[P_EXT] = text_value(rec->path + rec->ext_off, rec->path_len - rec->ext_off);
+	v[P_TYPE] = rec->type ? text_value(&rec->type, 1) : null;
 	if (rec->has_meta) {
-		rc |= bind_u64(s, P_SIZE, m->size);
-		rc |= bind_u64(s, P_BLOCKS, m->blocks);
-		rc |= sqlite3_bind_int64(s, P_MODE, m->mode);
-		rc |= sqlite3_bind_int64(s, P_UID, m->uid);
-		rc |= sqlite3_bind_int64(s, P_GID, m->gid);
-		rc |= bind_u64(s, P_NLINK, m->nlink);
-		rc |= bind_u64(s, P_DEV, m->dev);
-		rc |= bind_u64(s, P_INO, m->ino);
-		rc |= sqlite3_bind_int64(s, P_ATIME, m->atime_ns);
-		rc |= sqlite3_bind_int64(s, P_MTIME, m->mtime_ns);
-		rc |= sqlite3_bind_int64(s, P_CTIME, m->ctime_ns);
-		rc |= m->has_btime ? sqlite3_bind_int64(s, P_BTIME, m->btime_ns)
-				   : sqlite3_bind_null(s, P_BTIME);
+		/* uint64 values as SQLite's int64 (two's complement above INT64_MAX). */
+		v[P_SIZE] = int_value((int64_t)m->size);
+		v[P_BLOCKS] = int_value((int64_t)m->blocks);
+		v[P_MODE] = int_value(m->mode);
+		v[P_UID] = int_value(m->uid);
+		v[P_GID] = int_value(m->gid);
+		v[P_NLINK] = int_value((int64_t)m->nlink);
+		v[P_DEV] = int_value((int64_t)m->dev);
+		v[P_INO] = int_value((int64_t)m->ino);
+		v[P_ATIME] = int_value(m->atime_ns);
+		v[P_MTIME] = int_value(m->mtime_ns);
+		v[P_CTIME] = int_value(m->ctime_ns);
+		v[P_BTIME] = m->has_btime ? int_value(m->btime_ns) : null;
 	} else {
 		for (int i = P_SIZE; i <= P_BTIME; i++)
-			rc |= sqlite3_bind_null(s, i);
+			v[i] = null;
 	}
-	rc |= bind_bytes(s, P_LINK, rec->link_target, rec->link_len);
+	v[P_LINK] = text_value(rec->link_target, rec->link_len);
 	for (int d = 0; d < FIDX_NDIGESTS; d++)
-		rc |= rec->digest_mask & (1u << d)
-			      ? sqlite3_bind_blob(s, P_DIGEST0 + d, rec->digest[d],
-						  (int)fidx_digest_len(d), SQLITE_STATIC)
-			      : sqlite3_bind_null(s, P_DIGEST0 + d);
-	rc |= bind_bytes(s, P_ERROR, rec->error, rec->error ? strlen(rec->error) : 0);
-	rc |= rec->digests_from ? sqlite3_bind_int64(s, P_DIGESTS_FROM, rec->digests_from)
-				: sqlite3_bind_null(s, P_DIGESTS_FROM);
+		v[P_DIGEST0 + d] = rec->digest_mask & (1u << d)
+					   ? (struct fidx_seal_value){.type = SQLITE_BLOB,
+								      .p = rec->digest[d],
+								      .n = fidx_digest_len(d)}
+					   : null;
+	v[P_ERROR] = text_value(rec->error, rec->error ? strlen(rec->error) : 0);
+	v[P_DIGESTS_FROM] = rec->digests_from ? int_value(rec->digests_from) : null;
+}
+
+/* Binds v[1..P_DIGESTS_FROM] to the insert statement.  Returns an SQLite code. */
+static int bind_values(sqlite3_stmt *s, const struct fidx_seal_value *v)
+{
+	int rc = SQLITE_OK;
+	for (int i = P_SCAN_ID; i <= P_DIGESTS_FROM; i++) {
+		switch (v[i].type) {
+		case SQLITE_INTEGER:
+			rc |= sqlite3_bind_int64(s, i, v[i].i);
+			break;
+		case SQLITE_TEXT:
+			rc |= sqlite3_bind_text64(s, i, v[i].p, v[i].n, SQLITE_STATIC, SQLITE_UTF8);
+			break;
+		case SQLITE_BLOB:
+			rc |= sqlite3_bind_blob64(s, i, v[i].p, v[i].n, SQLITE_STATIC);
+			break;
+		default:
+			rc |= sqlite3_bind_null(s, i);
+		}
+	}
 	return rc;
 }
 
 int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec)
 {
+	struct fidx_seal_value v[FIDX_SEAL_FILE_FIELDS];
+
 	if (!st->in_txn) {
 		if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
 			return -1;
 		st->in_txn = true;
 	}
-	int rc = bind_record(st->insert, rec);
+	record_values(rec, v);
+	int rc = bind_values(st->insert, v);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st->insert) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	if (rc != SQLITE_OK) {
@@ -537,6 +604,13 @@ int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec)
 		return -1;
 	}
 	sqlite3_reset(st->insert);
+	/* The row's seal line, from the values just bound, and its id. */
+	v[0] = int_value(sqlite3_last_insert_rowid(st->db));
+	if (st->sealer && fidx_sealer_row(st->sealer, rec->scan_id, v) < 0) {
+		seal_error(st);
+		rollback(st);
+		return -1;
+	}
 	if (++st->pending >= st->batch_rows)
 		return fidx_store_flush(st);
 	return 0;
@@ -551,6 +625,12 @@ int fidx_store_flush(struct fidx_store *st)
 {
 	if (!st->in_txn)
 		return 0;
+	/* The file_seal rows of the rows added go into the same transaction. */
+	if (st->sealer && fidx_sealer_sync(st->sealer) < 0) {
+		seal_error(st);
+		rollback(st);
+		return -1;
+	}
 	if (exec(st, "COMMIT", "write") < 0) {
 		rollback(st);
 		return -1;
@@ -586,6 +666,8 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 	}
 	id = sqlite3_last_insert_rowid(st->db);
 	sqlite3_finalize(s);
+	if (st->sealer && fidx_sealer_begin(st->sealer, id) < 0)
+		return seal_error(st);
 	return id;
 }
 
@@ -643,6 +725,11 @@ int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
 	};
 	sqlite3_finalize(s);
 	s = NULL;
+	/* The seal goes on from the rows kept, read back once (their file_seal rows anew). */
+	if (st->sealer && fidx_sealer_resume(st->sealer, scan_id) < 0) {
+		seal_error(st);
+		goto fail;
+	}
 	if (exec(st, "COMMIT", "write") < 0)
 		goto fail;
 	return 0;
@@ -707,6 +794,11 @@ int fidx_store_build_indexes(struct fidx_store *st)
 	return 0;
 }
 
+const char *fidx_store_path(const struct fidx_store *st)
+{
+	return st->path;
+}
+
 const char *fidx_store_errmsg(const struct fidx_store *st)
 {
 	return st->msg;
@@ -721,6 +813,7 @@ int fidx_store_close(struct fidx_store *st)
 	if (st->db) {
 		if (st->in_txn)
 			rollback(st);
+		fidx_sealer_free(st->sealer);
 		sqlite3_finalize(st->insert);
 		if (sqlite3_close(st->db) != SQLITE_OK)
 			ret = -1;
@@ -782,20 +875,21 @@ int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest 
 int fidx_store_scratch(struct fidx_store *st)
 {
 	st->scratch = true;
+	fidx_sealer_free(st->sealer);
+	st->sealer = NULL;
 	return exec(st, "PRAGMA synchronous = OFF", "set up");
 }
 
 int fidx_store_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[32])
 {
-	char why[1024];
-
-	if (st->scratch)
+	if (!st->sealer)
 		return 0;
 	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
-	if (fidx_seal_write(st->db, scan_id, seal, why, sizeof(why)) < 0) {
+	if (fidx_sealer_seal(st->sealer, scan_id, seal) < 0) {
+		seal_error(st);
 		rollback(st);
-		return set_error(st, "cannot seal database '%s': %s", fidx_quote(st->path), why);
+		return -1;
 	}
 	if (exec(st, "COMMIT", "write") < 0) {
 		rollback(st);

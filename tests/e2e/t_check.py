@@ -12,21 +12,27 @@ baseline scan and the mutations:
     ('H') because every file is read again;
   * --ignore ctime, --json, -0 against the same ground truth;
   * --update records the live scan (one more scan row, every file read:
-    reused 0) and `fidx diff` of the two scans says the same; a check right
-    after it finds nothing (exit 0, no output);
+    reused 0), its counts line names the scan and its seal, and `fidx diff`
+    of the two scans says the same; a check right after it finds nothing
+    (exit 0, no output);
   * --trust-metadata --update: the new scan's `reused` count is the number
     of files whose device, inode, size, mtime and ctime are unchanged (from
     os.lstat), and a file rewritten in place is still caught (its ctime);
+  * --update while another process holds the write lock, then commits and
+    closes (which checkpoints and deletes the WAL if no process holds a lock
+    on the database): the new scan is whole, complete and sealed;
   * errors with AIDE's codes: no baseline for a PATH, a missing PATH, a
     missing database, an unknown --ignore name;
   * SIGINT while a huge new file is read: exit 130 promptly, the temporary
     database removed, no scan added.
 """
 
+import contextlib
 import hashlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -94,7 +100,7 @@ def check_report(chk, top, fidx_db, root, before, after):
 
 def check_update(chk, fidx_db, root, want):
 	"""--update: one more scan, all files read; diff agrees; a second check is clean."""
-	res = run_fidx("check", "--update", fidx_db, root)
+	res = upd = run_fidx("check", "--update", fidx_db, root)
 	t_diff.check_report(chk, "check --update", res, want)
 	scans = scan_table(fidx_db)
 	chk.eq("check --update: one scan added", sorted(scans), [1, 2])
@@ -102,6 +108,12 @@ def check_update(chk, fidx_db, root, want):
 	chk.eq("check --update: every file read (reused 0, hashed all)", scans.get(2)[:2], (0, files))
 	res = run_fidx("diff", fidx_db)
 	t_diff.check_report(chk, "diff of the baseline and the --update scan", res, want)
+	con = lib.connect(fidx_db)
+	seal = con.execute("SELECT lower(hex(seal)) FROM scan WHERE id = 2").fetchone()[0]
+	con.close()
+	chk.ok("check --update: the counts name the new scan and its seal, for the notes",
+	       seal and upd.err.endswith(b"; recorded as scan 2, seal sha256:%s\n" % seal),
+	       repr(upd.err))
 	res = run_fidx("check", fidx_db)
 	chk.ok("check right after --update: no output, exit 0", res.rc == 0 and res.out == b"",
 	       repr(res))
@@ -138,6 +150,56 @@ def check_trust(chk, fidx_db, root):
 	       (unchanged, len(files) - unchanged, new - 1))
 	chk.ok("--trust-metadata: something was reused and something read",
 	       0 < unchanged < len(files), "unchanged %d of %d" % (unchanged, len(files)))
+
+
+def db_fds(pid, db):
+	"""How many descriptors of process pid are open on the file db."""
+	n = 0
+	try:
+		for fd in os.listdir("/proc/%d/fd" % pid):
+			with contextlib.suppress(OSError):
+				n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == os.fsdecode(db)
+	except OSError:
+		pass
+	return n
+
+
+def check_update_other_process(chk, top):
+	"""--update while another process closes its connection: the new scan lands whole.
+
+	The other process holds the write lock, so the check waits to write its
+	scan row; then it commits and closes, which checkpoints and deletes the
+	WAL unless some process still holds a lock on the database.  The check
+	must hold its lock all the while (no second descriptor of the file opened
+	and closed beside its connection, which drops the process's locks)."""
+	root = top + b"/other-process"
+	db = top + b"/other-process.db"
+	os.mkdir(root)
+	write(root + b"/a", b"a")
+	t_diff.scan(chk, db, root, "--update beside another process: baseline")
+	write(root + b"/b", b"b")
+	con = sqlite3.connect(db, timeout=10, isolation_level=None)
+	con.execute("BEGIN IMMEDIATE")
+	p = subprocess.Popen([lib.FIDX, "check", "--update", "-q", db, root],
+			     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+	deadline = time.monotonic() + 2
+	while db_fds(p.pid, db) < 2 and p.poll() is None and time.monotonic() < deadline:
+		time.sleep(0.02)
+	time.sleep(0.3)
+	con.execute("COMMIT")
+	con.close()
+	out, err = p.communicate(timeout=60)
+	chk.ok("--update beside another process: exit 5 (b added, the root changed)",
+	       p.returncode == 5 and out == b"changed .....mc....... %s\nadded   %s %s/b\n" %
+	       (root, b"+" * 14, root), repr((p.returncode, out, err)))
+	rows = lib.scan_rows(db)
+	chk.eq("--update beside another process: scan 2 complete, 3 entries",
+	       [(r["id"], r["status"], r["entries"]) for r in rows], [(1, "complete", 2),
+								   (2, "complete", 3)])
+	chk.eq("--update beside another process: its 3 rows are there",
+	       len(lib.db_rows(db, 2)[0]), 3)
+	res = run_fidx("verify", "--scan", "2", db)
+	chk.ok("--update beside another process: scan 2 sealed and intact", res.rc == 0, repr(res))
 
 
 def check_errors(chk, top, fidx_db, root):
@@ -207,6 +269,8 @@ def main():
 			check_update(chk, fidx_db, root, want)
 		with chk.guard("check --trust-metadata"):
 			check_trust(chk, fidx_db, root)
+		with chk.guard("--update beside another process"):
+			check_update_other_process(chk, top)
 		with chk.guard("errors"):
 			check_errors(chk, top, fidx_db, root)
 		with chk.guard("SIGINT"):

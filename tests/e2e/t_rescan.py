@@ -470,6 +470,27 @@ def check_resume_errors(chk, top):
 	chk.eq("--resume --errors: the summary counts it", lib.scan_rows(db)[0]["errors"], 1)
 
 
+def check_own_database(chk, top):
+	"""A tree that holds the database being written: its files are recorded, not read."""
+	root = top + b"/withdb"
+	os.makedirs(root)
+	write(root + b"/a", b"alpha")
+	db = root + b"/fidx.db"
+	for run in (1, 2):
+		res = scan(db, root)
+		chk.ok("database inside the tree, scan %d: exit 1 (its own files not read)" % run,
+		       res.rc == 1, repr(res))
+		got, _ = lib.db_rows(db, run)
+		own = {p: r for p, r in got.items() if p.startswith(db)}
+		chk.ok("scan %d: the database and its -wal and -shm recorded with why they were"
+		       " not read" % run, set(own) == {db, db + b"-wal", db + b"-shm"} and
+		       all(r["error"] == "not read: the database this scan writes" and
+			   r["sha256"] is None for r in own.values()), lib.short(own))
+		chk.eq("scan %d: the other file read" % run, got[root + b"/a"]["sha256"],
+		       sha256(root + b"/a"))
+	chk.eq("database inside the tree: integrity_check", lib.integrity(db), "ok")
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td:
@@ -478,6 +499,8 @@ def main():
 			check_incremental(chk, top)
 		with chk.guard("resume"):
 			check_resume(chk, top)
+		with chk.guard("own database"):
+			check_own_database(chk, top)
 		with chk.guard("resume of two roots"):
 			check_resume_two_roots(chk, top)
 		with chk.guard("resume --errors"):

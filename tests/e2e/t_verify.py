@@ -23,9 +23,17 @@ scans it with digests, then:
     the seal written down before;
   * a scan without a seal (schema version 2; made before version 3; not
     complete) exits 1 and says why;
-  * two roots in one run: two seals, each verified; a row deleted from the
-    second is named there, the first stays intact; --all verifies every
-    complete scan;
+  * two roots in one run (their rows interleaved): two seals, each the
+    shell's, each verified, file_seal rows with their own scan; a row
+    deleted from the second is named there, the first stays intact; a row
+    moved from one scan to the other is added to one, removed from the
+    other; --all verifies every complete scan;
+  * a sealed scan whose status was edited away from complete (and a row of
+    it altered) is still verified, by default and with --all, though an
+    older intact scan of its root is the newest complete one;
+  * two roots interrupted (SIGINT) and resumed: the seals, computed from
+    the rows kept (read back) and the rows written after, are the shell's,
+    file_seal has exactly the rows' hashes, verify finds both intact;
   * verify writes nothing: the database's bytes and mtime stay, and user
     nobody verifies a root-owned copy in a folder it cannot write.
 """
@@ -36,20 +44,16 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 
 import lib
 from lib import Checker, TempDir, run_fidx, write
 
-# The canonical lines of a scan, as docs/SCHEMA.md gives them ({scan}: its id).
+# The canonical lines of a scan, as docs/SCHEMA.md gives them ({scan}: its id): the
+# file rows in id order, then the scan row.
 SEAL_SQL = """
-SELECT quote(id)||'|'||quote(CAST(root AS BLOB))||'|'||quote(CAST(host AS BLOB))||'|'||
- quote(CAST(os AS BLOB))||'|'||quote(CAST(kernel AS BLOB))||'|'||quote(CAST(arch AS BLOB))||'|'||
- quote(CAST(version AS BLOB))||'|'||quote(CAST(options AS BLOB))||'|'||quote(started_ns)||'|'||
- quote(finished_ns)||'|'||quote(CAST(status AS BLOB))||'|'||quote(entries)||'|'||quote(files)||'|'||
- quote(dirs)||'|'||quote(bytes)||'|'||quote(errors)||'|'||quote(reused)||'|'||quote(hashed)||'|'||
- quote(base_scan_id)||'|'||quote(pid)
- FROM scan WHERE id = {scan};
 SELECT quote(id)||'|'||quote(scan_id)||'|'||quote(CAST(path AS BLOB))||'|'||quote(CAST(name AS BLOB))||'|'||
  quote(CAST(ext AS BLOB))||'|'||quote(CAST(type AS BLOB))||'|'||quote(size)||'|'||quote(blocks)||'|'||
  quote(mode)||'|'||quote(uid)||'|'||quote(gid)||'|'||quote(nlink)||'|'||quote(dev)||'|'||quote(ino)||'|'||
@@ -58,8 +62,17 @@ SELECT quote(id)||'|'||quote(scan_id)||'|'||quote(CAST(path AS BLOB))||'|'||quot
  quote(CAST(sha256 AS BLOB))||'|'||quote(CAST(sha512 AS BLOB))||'|'||quote(CAST(xxh128 AS BLOB))||'|'||
  quote(CAST(error AS BLOB))||'|'||quote(digests_from)
  FROM file WHERE scan_id = {scan} ORDER BY id;
+SELECT quote(id)||'|'||quote(CAST(root AS BLOB))||'|'||quote(CAST(host AS BLOB))||'|'||
+ quote(CAST(os AS BLOB))||'|'||quote(CAST(kernel AS BLOB))||'|'||quote(CAST(arch AS BLOB))||'|'||
+ quote(CAST(version AS BLOB))||'|'||quote(CAST(options AS BLOB))||'|'||quote(started_ns)||'|'||
+ quote(finished_ns)||'|'||quote(CAST(status AS BLOB))||'|'||quote(entries)||'|'||quote(files)||'|'||
+ quote(dirs)||'|'||quote(bytes)||'|'||quote(errors)||'|'||quote(reused)||'|'||quote(hashed)||'|'||
+ quote(base_scan_id)||'|'||quote(pid)
+ FROM scan WHERE id = {scan};
 """
 
+SLOW_FILES = 4
+SLOW_SIZE = 512 << 20  # a sparse file: seconds of SHA-512 at -j1, in all
 SEAL_LINE = re.compile(rb"^seal sha256:([0-9a-f]{64}) \(scan (\d+)\)$")
 NEWLINE_NAME = b"new\nline.txt"
 
@@ -150,16 +163,26 @@ def check_seal_form(chk, db, res):
 	       seal.encode())
 	chk.eq("sqlite3 | sha256sum gives the seal", cli_seal(db, 1), seal)
 	lines = cli_lines(db, 1).split(b"\n")[:-1]
-	con = lib.connect(db)
-	hashes = dict(con.execute("SELECT file_id, row_hash FROM file_seal"))
-	nrows = con.execute("SELECT count(*) FROM file WHERE scan_id = 1").fetchone()[0]
-	con.close()
-	want = {int(l.split(b"|")[0]): hashlib.sha256(l).digest()[:8] for l in lines[1:]}
-	chk.ok("one line per file row, all printable ASCII", len(lines) == nrows + 1 and
+	nrows = one(db, "SELECT count(*) FROM file WHERE scan_id = 1")
+	chk.ok("one line per file row, then the scan row's; all printable ASCII",
+	       len(lines) == nrows + 1 and lines[-1].startswith(b"1|X'") and
 	       all(re.fullmatch(rb"[\x20-\x7e]+", l) for l in lines), "%d lines, %d rows" %
 	       (len(lines), nrows))
-	chk.eq("file_seal: the first 8 bytes of SHA-256 of each row's line", hashes, want)
+	check_row_hashes(chk, "scan 1", db, 1)
 	return seal
+
+
+def check_row_hashes(chk, label, db, scan_id):
+	"""file_seal holds, for each row of the scan and no other, its scan and row hash."""
+	lines = cli_lines(db, scan_id).split(b"\n")[:-2]
+	want = {int(l.split(b"|")[0]): (scan_id, hashlib.sha256(l).digest()[:8]) for l in lines}
+	con = lib.connect(db)
+	got = {r[0]: (r[1], r[2]) for r in con.execute(
+		"SELECT file_id, scan_id, row_hash FROM file_seal WHERE scan_id = ? OR file_id IN"
+		" (SELECT id FROM file WHERE scan_id = ?)", (scan_id, scan_id))}
+	con.close()
+	chk.eq("%s: file_seal: each row's scan and the first 8 bytes of SHA-256 of its line" %
+	       label, got, want)
 
 
 def check_intact(chk, db, seal, nrows):
@@ -250,7 +273,7 @@ def check_resealed(chk, top, db, seal):
 		      " FROM file WHERE type = 'f')")
 	lines = cli_lines(copy, 1).split(b"\n")[:-1]
 	fid = one(copy, "SELECT max(id) FROM file WHERE type = 'f'")
-	line = [l for l in lines[1:] if int(l.split(b"|")[0]) == fid][0]
+	line = [l for l in lines[:-1] if int(l.split(b"|")[0]) == fid][0]
 	new = hashlib.sha256(b"".join(l + b"\n" for l in lines)).hexdigest()
 	con = lib.connect(copy)
 	con.execute("UPDATE file_seal SET row_hash = ? WHERE file_id = ?",
@@ -308,6 +331,8 @@ def check_two_roots(chk, top):
 	       repr(res))
 	chk.ok("two roots: each seal is the shell's", all(printed[s] == cli_seal(db, s)
 							  for s in printed), repr(printed))
+	for s in (1, 2):
+		check_row_hashes(chk, "two roots, scan %d" % s, db, s)
 	res = run_fidx("verify", db)
 	chk.ok("two roots: both intact", res.rc == 0 and len(res.out_lines()) == 2 and
 	       all(b"intact" in l for l in res.out_lines()), repr(res))
@@ -318,6 +343,13 @@ def check_two_roots(chk, top):
 	       res.rc == 1 and verdicts.get(1, {}).get("seal") == "intact" and
 	       verdicts.get(2, {}).get("seal") == "mismatch" and rows == [("removed", victim, None)],
 	       repr(res))
+	moved = edited(top, db, b"two-moved", "UPDATE file SET scan_id = 1 WHERE id = %d" % victim)
+	res, (rows, _), verdicts = verify_json(moved)
+	path = one(db, "SELECT path FROM file WHERE id = ?", (victim,))
+	chk.ok("two roots, a row moved from scan 2 to scan 1: added to 1, removed from 2",
+	       res.rc == 1 and verdicts.get(1, {}).get("seal") == "mismatch" and
+	       verdicts.get(2, {}).get("seal") == "mismatch" and
+	       rows == [("added", victim, path), ("removed", victim, None)], repr(res))
 	res = run_fidx("scan", "--db", db, a)
 	printed = seals_printed(res)
 	chk.ok("rescan: sealed as scan 3", res.rc == 0 and list(printed) == [3] and
@@ -333,6 +365,58 @@ def check_two_roots(chk, top):
 		res = run_fidx("verify", *args, db)
 		chk.ok("%s: exit 2, one line" % " ".join(args)[:20], res.rc == 2 and
 		       len(res.err_lines()) == 1 and res.out == b"", repr(res))
+
+
+def check_resume(chk, top):
+	"""
+	Two roots, a slow one and a small one, interrupted and resumed: the rows
+	kept from the first run are read back once, those dropped lose their
+	file_seal rows, the new ones are sealed as written; each seal is the
+	shell's and verify finds both intact.
+	"""
+	slow, small = top + b"/slow", top + b"/small"
+	os.makedirs(slow + b"/d")
+	os.makedirs(small + b"/d")
+	for i in range(SLOW_FILES):
+		lib.sparse(slow + b"/big%d" % i, SLOW_SIZE, [(SLOW_SIZE - 1, b"!")])
+	for i in range(40):
+		write(slow + b"/d/s%02d" % i, b"small %d" % i)
+		write(small + b"/d/f%02d\n|x" % i, b"%d" % i)
+	db = top + b"/resume.db"
+	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--hash", "sha512", "--db", db,
+			      slow, small], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.PIPE, start_new_session=True)
+	deadline = time.monotonic() + 20
+	while time.monotonic() < deadline and p.poll() is None:
+		try:
+			if one(db, "SELECT count(*) FROM scan") == 2:
+				break
+		except Exception:  # schema not made yet, or locked: try again
+			pass
+		time.sleep(0.05)
+	time.sleep(0.4)
+	if not chk.ok("resume: the scan was still running when interrupted", p.poll() is None,
+		      "it ended first: make the slow tree slower"):
+		p.communicate(timeout=60)
+		return
+	p.send_signal(signal.SIGINT)
+	p.communicate(timeout=60)
+	dropped = one(db, "SELECT count(*) FROM file WHERE error LIKE '%scan interrupted'")
+	kept = one(db, "SELECT count(*) FROM file WHERE error IS NULL")
+	chk.ok("resume: the first run left rows to keep and rows to do again", dropped and kept,
+	       "%r kept, %r dropped" % (kept, dropped))
+	chk.eq("resume: an interrupted scan has no seal",
+	       one(db, "SELECT count(*) FROM scan WHERE seal IS NOT NULL"), 0)
+	res = run_fidx("scan", "--db", db, "--resume", slow, small, timeout=300)
+	printed = seals_printed(res)
+	chk.ok("resume: exit 0, a seal line for each scan", res.rc == 0 and
+	       sorted(printed) == [1, 2], repr(res))
+	for s in sorted(printed):
+		chk.eq("resume: scan %d's seal is the shell's" % s, cli_seal(db, s), printed[s])
+		check_row_hashes(chk, "resume, scan %d" % s, db, s)
+	res = run_fidx("verify", db)
+	chk.ok("resume: verify finds both intact", res.rc == 0 and len(res.out_lines()) == 2 and
+	       all(b"intact" in l for l in res.out_lines()), repr(res))
 
 
 def check_read_only(chk, top, db, seal):
@@ -351,6 +435,32 @@ def check_read_only(chk, top, db, seal):
 	chk.ok("nobody verifies a root-owned database in a folder it cannot write",
 	       res.rc == 0 and b"intact" in res.out and sorted(os.listdir(rodir)) ==
 	       [b"evidence.db"], repr(res))
+
+
+def check_status_edited(chk, top):
+	"""A sealed scan whose status was edited away from complete is still verified.
+
+	Only complete scans are sealed (and a complete scan is never resumed), so
+	a sealed scan that is not complete had its status edited; the default
+	selection (newest complete scan of each root) and --all (complete scans)
+	must not let that edit hide it behind an older, intact scan."""
+	root = top + b"/status"
+	os.makedirs(root)
+	write(root + b"/f", b"f")
+	db = top + b"/status.db"
+	for _ in range(2):
+		res = run_fidx("scan", "-q", "--db", db, root)
+		chk.ok("status edited: scan exits 0", res.rc == 0, repr(res))
+	victim = one(db, "SELECT id FROM file WHERE scan_id = 2 AND type = 'f'")
+	hid = edited(top, db, b"status-hidden", "UPDATE file SET size = size + 1 WHERE id = %d;"
+		     " UPDATE scan SET status = 'interrupted' WHERE id = 2" % victim)
+	for args in ([], ["--all"]):
+		res, (rows, fields), verdicts = verify_json(hid, *args)
+		chk.ok("status edited, verify %s: exit 1, scan 2 checked and names the row and the"
+		       " status" % " ".join(args), res.rc == 1 and
+		       verdicts.get(2, {}).get("seal") == "mismatch" and
+		       ("altered", victim, root + b"/f") in rows and "status" in fields and
+		       verdicts.get(1, {}).get("seal") == "intact", repr(res))
 
 
 def main():
@@ -378,6 +488,10 @@ def main():
 			check_unsealed(chk, top, db)
 		with chk.guard("two roots"):
 			check_two_roots(chk, top)
+		with chk.guard("status edited"):
+			check_status_edited(chk, top)
+		with chk.guard("resume"):
+			check_resume(chk, top)
 		with chk.guard("read-only"):
 			check_read_only(chk, top, db, seal)
 	chk.done()

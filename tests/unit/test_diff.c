@@ -2,7 +2,8 @@
  * test_diff.c - the comparison engine of fidx diff and fidx check on rows
  * written by hand into two in-memory databases, one ATTACHed as "live" (as
  * check does): keys below two different roots ("/" included), the pairing
- * of moves among hard links (path order, content decides), the summary
+ * of moves among hard links (path order, content decides; a recycled inode
+ * number, told by its birth time, is not a move), the summary
  * letters (size grew/shrank/unknown, '?' content that alone lists nothing),
  * --ignore and the exit bits, and the parsing of attribute lists.
  */
@@ -163,6 +164,39 @@ static void test_moves(void **state)
 	sqlite3_close(db);
 }
 
+static void test_recycled_inode(void **state)
+{
+	(void)state;
+	sqlite3 *db = open_pair();
+	/*
+	 * /r/old was deleted and /r/new created with the same content; the file
+	 * system gave the new file the freed inode number (ext4 does at once).
+	 * Its birth time tells it from a rename, which keeps the birth time:
+	 * /r/was -> /r/now is one.  Where either birth time is unknown, the
+	 * inode and content decide alone (/r/u -> /r/v).
+	 */
+	add(db, "main", 1, "/r", "d", 4096, 040755, 2, 10, 10, NULL, NULL);
+	add(db, "main", 1, "/r/old", "f", 5, 0100644, 3, 10, 10, "x'01'", NULL);
+	add(db, "main", 1, "/r/u", "f", 5, 0100644, 5, 10, 10, "x'03'", NULL);
+	add(db, "main", 1, "/r/was", "f", 5, 0100644, 4, 10, 10, "x'02'", NULL);
+	add(db, "live", 7, "/r", "d", 4096, 040755, 2, 10, 10, NULL, NULL);
+	add(db, "live", 7, "/r/new", "f", 5, 0100644, 3, 20, 20, "x'01'", NULL);
+	add(db, "live", 7, "/r/now", "f", 5, 0100644, 4, 10, 20, "x'02'", NULL);
+	add(db, "live", 7, "/r/v", "f", 5, 0100644, 5, 10, 20, "x'03'", NULL);
+	assert_int_equal(sqlite3_exec(db, "UPDATE main.file SET btime_ns = 10;"
+					  " UPDATE live.file SET btime_ns = 10;"
+					  " UPDATE live.file SET btime_ns = 20 WHERE path = '/r/new';"
+					  " UPDATE main.file SET btime_ns = NULL WHERE path = '/r/u'",
+				  NULL, NULL, NULL), SQLITE_OK);
+	struct fidx_diff *d = run(db, "/r", "/r", FIDX_DIFF_DEFAULT);
+	assert_string_equal(lines(d), "added ++++++++++++++ /r/new\n"
+				      "removed -------------- /r/old\n"
+				      "moved ......c.....b. /r/v <- /r/u\n"
+				      "moved ......c....... /r/now <- /r/was\n");
+	fidx_diff_free(d);
+	sqlite3_close(db);
+}
+
 static void test_nulls_and_errors(void **state)
 {
 	(void)state;
@@ -214,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roots_and_kinds),
 		cmocka_unit_test(test_moves),
+		cmocka_unit_test(test_recycled_inode),
 		cmocka_unit_test(test_nulls_and_errors),
 		cmocka_unit_test(test_attr_parse),
 	};

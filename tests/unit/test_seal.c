@@ -25,7 +25,7 @@
 #include "seal.h"
 #include "store.h"
 
-/* The documented lines of scan ?1, one statement for its row, one for its files. */
+/* The documented lines of scan ?1, one statement for its files, one for its row (last). */
 static const char scan_sql[] =
 	"SELECT quote(id)||'|'||quote(CAST(root AS BLOB))||'|'||quote(CAST(host AS BLOB))||'|'||"
 	"quote(CAST(os AS BLOB))||'|'||quote(CAST(kernel AS BLOB))||'|'||quote(CAST(arch AS BLOB))"
@@ -70,8 +70,12 @@ static int teardown(void **state)
 	return rmdir(dir);
 }
 
-/* Adds an entry of scan scan at path (type t, size) with a SHA-256 pattern for files. */
-static void add(struct fidx_store *st, int64_t scan, const char *path, char t, uint64_t size)
+/*
+ * Adds an entry of scan scan at path (type t, size) with a SHA-256 pattern
+ * for files, and the error err (NULL for none).
+ */
+static void add_error(struct fidx_store *st, int64_t scan, const char *path, char t, uint64_t size,
+		      const char *err)
 {
 	struct fidx_record r = {.scan_id = scan, .path = (char *)path, .path_len = strlen(path),
 				.type = t, .has_meta = true};
@@ -83,8 +87,25 @@ static void add(struct fidx_store *st, int64_t scan, const char *path, char t, u
 		memset(r.digest[FIDX_SHA256], (int)size, 32);
 		r.digest_mask = 1u << FIDX_SHA256;
 	}
+	r.error = (char *)err;
 	if (fidx_store_add(st, &r) < 0)
 		fail_msg("fidx_store_add: %s", fidx_store_errmsg(st));
+}
+
+/* Adds an entry without an error (add_error()). */
+static void add(struct fidx_store *st, int64_t scan, const char *path, char t, uint64_t size)
+{
+	add_error(st, scan, path, t, size, NULL);
+}
+
+/* Opens the store on db. */
+static struct fidx_store *open_store(void)
+{
+	char *msg = NULL;
+	struct fidx_store *st = fidx_store_open(db, NULL, &msg);
+	if (!st)
+		fail_msg("fidx_store_open: %s", msg);
+	return st;
 }
 
 /* Begins a scan of root. */
@@ -110,10 +131,7 @@ static void end(struct fidx_store *st, int64_t scan, const char *status)
 /* Two scans of four rows each, their rows interleaved; the first ended complete. */
 static struct fidx_store *two_scans(const char *second_status)
 {
-	char *msg = NULL;
-	struct fidx_store *st = fidx_store_open(db, NULL, &msg);
-	if (!st)
-		fail_msg("fidx_store_open: %s", msg);
+	struct fidx_store *st = open_store();
 	int64_t a = begin(st, "/a"), b = begin(st, "/b\n|x");
 	add(st, a, "/a", 'd', 4096);
 	add(st, b, "/b\n|x", 'd', 4096);
@@ -137,7 +155,7 @@ static void expected_seal(int64_t scan, uint8_t out[32])
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_true(EVP_DigestInit_ex(ctx, EVP_sha256(), NULL));
-	const char *sqls[] = {scan_sql, file_sql};
+	const char *sqls[] = {file_sql, scan_sql};
 	for (int i = 0; i < 2; i++) {
 		sqlite3_stmt *s;
 		assert_int_equal(sqlite3_prepare_v2(h, sqls[i], -1, &s, NULL), SQLITE_OK);
@@ -151,6 +169,46 @@ static void expected_seal(int64_t scan, uint8_t out[32])
 	assert_true(EVP_DigestFinal_ex(ctx, out, NULL));
 	EVP_MD_CTX_free(ctx);
 	sqlite3_close(h);
+}
+
+/*
+ * Checks that file_seal holds, for each file row of scan and for no other
+ * row, the scan and the first 8 bytes of SHA-256 of its documented line.
+ * Returns how many rows it checked.
+ */
+static int check_row_hashes(int64_t scan)
+{
+	sqlite3 *h;
+	sqlite3_stmt *s, *q;
+	int n = 0;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, file_sql, -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT scan_id, row_hash FROM file_seal"
+					    " WHERE file_id = ?", -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_int64(s, 1, scan);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *line = (const char *)sqlite3_column_text(s, 0);
+		uint8_t md[32];
+		unsigned len = 0;
+		EVP_Digest(line, (size_t)sqlite3_column_bytes(s, 0), md, &len, EVP_sha256(), NULL);
+		sqlite3_bind_int64(q, 1, strtoll(line, NULL, 10));
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int64(q, 0), scan);
+		assert_int_equal(sqlite3_column_bytes(q, 1), FIDX_ROW_HASH_LEN);
+		assert_memory_equal(sqlite3_column_blob(q, 1), md, FIDX_ROW_HASH_LEN);
+		sqlite3_reset(q);
+		n++;
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(q);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM file_seal WHERE scan_id = ?",
+					    -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_int64(q, 1, scan);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), n);
+	sqlite3_finalize(q);
+	sqlite3_close(h);
+	return n;
 }
 
 /* Runs sql on the database with plain SQLite. */
@@ -208,6 +266,7 @@ static void test_seal_is_documented(void **state)
 	for (int s = 0; s < 2; s++) {
 		expected_seal(s + 1, want);
 		assert_memory_equal(seal[s], want, 32);
+		assert_int_equal(check_row_hashes(s + 1), 4);
 		struct found c;
 		struct fidx_seal_result r = check(s + 1, &c);
 		assert_true(r.sealed);
@@ -273,12 +332,84 @@ static void test_findings(void **state)
 	assert_int_equal(c.n, 5);
 }
 
+/*
+ * A scan interrupted with rows to do again, then resumed by another store
+ * (another process): the seal covers the rows kept (read back) and the new
+ * ones, in id order; the dropped rows' file_seal rows are gone, and the new
+ * rows that take their ids have their own.
+ */
+static void test_resumed(void **state)
+{
+	(void)state;
+	struct fidx_store *st = open_store();
+	int64_t a = begin(st, "/a");
+	add(st, a, "/a", 'd', 4096);
+	add(st, a, "/a/one", 'f', 1);
+	add_error(st, a, "/a/two", 'f', 2, FIDX_ERROR_NOT_HASHED);
+	add_error(st, a, "/a/sub", 'd', 4096, FIDX_ERROR_NOT_READ);
+	struct fidx_scan_totals t = {.finished_ns = 1700000001000000000, .status = "interrupted",
+				     .entries = 4, .files = 2, .dirs = 2, .bytes = 3, .errors = 2};
+	if (fidx_store_end_scan(st, a, &t) < 0)
+		fail_msg("fidx_store_end_scan: %s", fidx_store_errmsg(st));
+	assert_int_equal(fidx_store_close(st), 0);
+	assert_int_equal(check_row_hashes(a), 4);
+
+	st = open_store();
+	struct fidx_scan_totals so_far;
+	if (fidx_store_resume_scan(st, a, &so_far) < 0)
+		fail_msg("fidx_store_resume_scan: %s", fidx_store_errmsg(st));
+	assert_int_equal(so_far.entries, 2);
+	add(st, a, "/a/two", 'f', 2);
+	add(st, a, "/a/sub", 'd', 4096);
+	add(st, a, "/a/sub/three", 'f', 3);
+	end(st, a, "complete");
+	uint8_t seal[32], want[32];
+	assert_int_equal(fidx_store_seal(st, a, seal), 1);
+	assert_int_equal(fidx_store_close(st), 0);
+	expected_seal(a, want);
+	assert_memory_equal(seal, want, 32);
+	assert_int_equal(check_row_hashes(a), 5);
+	struct found c;
+	struct fidx_seal_result r = check(a, &c);
+	assert_memory_equal(r.computed, want, 32);
+	assert_int_equal(c.n, 0);
+}
+
+/*
+ * The file_seal rows go with their rows: rows rolled back (the store closed
+ * with a batch open) leave none, and the seal of a scan that another store
+ * wrote (nothing streamed here) is made from its rows read back.
+ */
+static void test_rolled_back_and_read_back(void **state)
+{
+	(void)state;
+	struct fidx_store *st = open_store();
+	int64_t a = begin(st, "/a");
+	add(st, a, "/a", 'd', 4096);
+	add(st, a, "/a/one", 'f', 1);
+	assert_int_equal(fidx_store_flush(st), 0);
+	add(st, a, "/a/lost", 'f', 9);
+	assert_int_equal(fidx_store_close(st), 0);
+	assert_int_equal(check_row_hashes(a), 2);
+
+	st = open_store();
+	exec_sql("UPDATE scan SET status = 'complete', finished_ns = 1, entries = 2");
+	uint8_t seal[32], want[32];
+	assert_int_equal(fidx_store_seal(st, a, seal), 1);
+	assert_int_equal(fidx_store_close(st), 0);
+	expected_seal(a, want);
+	assert_memory_equal(seal, want, 32);
+	assert_int_equal(check_row_hashes(a), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_seal_is_documented, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_findings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resumed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rolled_back_and_read_back, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
