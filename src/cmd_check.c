@@ -69,12 +69,7 @@ static const struct fidx_option check_options[] = {
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE",
 	 "the database (default ./fidx.db), as the first argument may name it"},
 	FIDX_OUTPUT_OPTIONS,
-	{{"verbose", no_argument, NULL, 'v'}, NULL,
-	 "old and new values of each attribute that changed"},
-	{{"ignore", required_argument, NULL, OPT_IGNORE}, "ATTRS",
-	 "leave these attributes out of the comparison, e.g. ctime,mtime"},
-	{{"atime", no_argument, NULL, OPT_ATIME}, NULL,
-	 "also compare access times (left out by default: reads move them)"},
+	FIDX_DIFF_OPTIONS(OPT_IGNORE, OPT_ATIME),
 	{{"update", no_argument, NULL, OPT_UPDATE}, NULL,
 	 "record the live scan in DB as a new scan (the next baseline)"},
 	{{"trust-metadata", no_argument, NULL, OPT_TRUST}, NULL,
@@ -122,21 +117,6 @@ static void on_signal(int sig)
 	signal(sig, SIG_DFL);
 }
 
-/* Parses --jobs.  Returns 0, or -1 after printing why. */
-static int parse_jobs(const char *arg, unsigned *jobs)
-{
-	char *end;
-	errno = 0;
-	unsigned long n = strtoul(arg, &end, 10);
-	if (errno || *end || end == arg || n < 1 || n > FIDX_MAX_JOBS || arg[0] == '-') {
-		fidx_error("invalid --jobs '%s': expected a number from 1 to %d", fidx_quote(arg),
-			   FIDX_MAX_JOBS);
-		return -1;
-	}
-	*jobs = (unsigned)n;
-	return 0;
-}
-
 /* The scratch database of a check without --update. */
 struct scratch {
 	char *path;     /* malloc'ed; NULL when there is none */
@@ -146,23 +126,11 @@ struct scratch {
 /* Makes an empty scratch database file in $TMPDIR (or /tmp).  Returns 0, or -1 after printing why. */
 static int scratch_make(struct scratch *s)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (asprintf(&s->path, "%s/fidx-check-XXXXXX", dir) < 0) {
-		s->path = NULL;
-		fidx_error("out of memory");
+	if (!(s->path = fidx_dbfile_temporary("fidx-check"))) {
+		fidx_error("cannot make a temporary database in '%s': %s",
+			   fidx_quote(fidx_dbfile_tmpdir()), strerror(errno));
 		return -1;
 	}
-	int fd = mkstemp(s->path);
-	if (fd < 0) {
-		fidx_error("cannot make a temporary database in '%s': %s", fidx_quote(dir),
-			   strerror(errno));
-		free(s->path);
-		s->path = NULL;
-		return -1;
-	}
-	close(fd);
 	if (asprintf(&s->exclude, "%s*", strrchr(s->path, '/') + 1) < 0) {
 		s->exclude = NULL;
 		fidx_error("out of memory");
@@ -174,14 +142,8 @@ static int scratch_make(struct scratch *s)
 /* Removes the scratch database and the files SQLite keeps beside it. */
 static void scratch_remove(struct scratch *s)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	for (size_t i = 0; s->path && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char *p;
-		if (asprintf(&p, "%s%s", s->path, suffixes[i]) >= 0) {
-			unlink(p);
-			free(p);
-		}
-	}
+	if (s->path)
+		fidx_dbfile_remove(s->path);
 	free(s->path);
 	free(s->exclude);
 	s->path = s->exclude = NULL;
@@ -218,25 +180,17 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'v': a->po.verbose = true; break;
 		case 'q': a->quiet = true; break;
 		case 'j':
-			if (parse_jobs(optarg, &a->jobs) < 0)
+			if (fidx_jobs_arg(optarg, &a->jobs) < 0)
 				return EXIT_USAGE;
 			break;
 		case OPT_ATIME: atime = true; break;
 		case OPT_UPDATE: a->update = true; break;
 		case OPT_TRUST: a->trust = true; break;
 		case OPT_PROGRESS: a->progress = true; break;
-		case OPT_IGNORE: {
-			const char *bad;
-			size_t badlen;
-			unsigned m;
-			if (fidx_diff_attr_parse(optarg, &m, &bad, &badlen) < 0) {
-				fidx_error("invalid --ignore '%s': '%.*s' is not an attribute (see"
-					   " 'fidx diff --help')", fidx_quote(optarg), (int)badlen, bad);
+		case OPT_IGNORE:
+			if (fidx_diff_ignore_arg(optarg, &ignore) < 0)
 				return EXIT_USAGE;
-			}
-			ignore |= m;
 			break;
-		}
 		case 'h': check_usage(stdout); return 1;
 		default: fidx_cli_bad_option("check", c, argv); return EXIT_USAGE;
 		}

@@ -49,12 +49,7 @@ static const struct fidx_option diff_options[] = {
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE",
 	 "the database (default ./fidx.db), as the first argument may name it"},
 	FIDX_OUTPUT_OPTIONS,
-	{{"verbose", no_argument, NULL, 'v'}, NULL,
-	 "old and new values of each attribute that changed"},
-	{{"ignore", required_argument, NULL, OPT_IGNORE}, "ATTRS",
-	 "leave these attributes out of the comparison, e.g. ctime,mtime"},
-	{{"atime", no_argument, NULL, OPT_ATIME}, NULL,
-	 "also compare access times (left out by default: reads move them)"},
+	FIDX_DIFF_OPTIONS(OPT_IGNORE, OPT_ATIME),
 	{{"quiet", no_argument, NULL, 'q'}, NULL, "no counts on stderr"},
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
@@ -281,18 +276,10 @@ int cmd_diff(int argc, char **argv)
 		case 'v': po.verbose = true; break;
 		case 'q': quiet = true; break;
 		case OPT_ATIME: atime = true; break;
-		case OPT_IGNORE: {
-			const char *bad;
-			size_t badlen;
-			unsigned m;
-			if (fidx_diff_attr_parse(optarg, &m, &bad, &badlen) < 0) {
-				fidx_error("invalid --ignore '%s': '%.*s' is not an attribute (see"
-					   " 'fidx diff --help')", fidx_quote(optarg), (int)badlen, bad);
+		case OPT_IGNORE:
+			if (fidx_diff_ignore_arg(optarg, &ignore) < 0)
 				return EXIT_USAGE;
-			}
-			ignore |= m;
 			break;
-		}
 		case 'h': diff_usage(stdout); return 0;
 		default: fidx_cli_bad_option("diff", c, argv); return EXIT_USAGE;
 		}

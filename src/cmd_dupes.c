@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dbfile.h"
 #include "diag.h"
 #include "dupes.h"
 #include "fdutil.h"
@@ -176,23 +177,11 @@ struct scan_db {
 /* Makes an empty temporary database file in $TMPDIR (or /tmp).  Returns 0, or -1 after printing why. */
 static int make_temporary(struct scan_db *sdb)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	if (asprintf(&sdb->path, "%s/fidx-dupes-XXXXXX", dir) < 0) {
-		sdb->path = NULL;
-		fidx_error("out of memory");
+	if (!(sdb->path = fidx_dbfile_temporary("fidx-dupes"))) {
+		fidx_error("cannot make a temporary database in '%s': %s",
+			   fidx_quote(fidx_dbfile_tmpdir()), strerror(errno));
 		return -1;
 	}
-	int fd = mkstemp(sdb->path);
-	if (fd < 0) {
-		fidx_error("cannot make a temporary database in '%s': %s", fidx_quote(dir),
-			   strerror(errno));
-		free(sdb->path);
-		sdb->path = NULL;
-		return -1;
-	}
-	close(fd);
 	sdb->temporary = true;
 	return 0;
 }
@@ -200,16 +189,8 @@ static int make_temporary(struct scan_db *sdb)
 /* Removes a temporary database and the files SQLite keeps beside it. */
 static void remove_temporary(const struct scan_db *sdb)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	if (!sdb->temporary)
-		return;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char *p;
-		if (asprintf(&p, "%s%s", sdb->path, suffixes[i]) >= 0) {
-			unlink(p);
-			free(p);
-		}
-	}
+	if (sdb->temporary)
+		fidx_dbfile_remove(sdb->path);
 }
 
 /*
@@ -334,21 +315,6 @@ static void keep_digests(const struct fidx_dupes *d, const char *path)
 			  fidx_quote(path));
 }
 
-/* Parses --jobs.  Returns 0, or -1 after printing why. */
-static int parse_jobs(const char *arg, unsigned *jobs)
-{
-	char *end;
-	errno = 0;
-	unsigned long n = strtoul(arg, &end, 10);
-	if (errno || *end || end == arg || n < 1 || n > FIDX_MAX_JOBS || arg[0] == '-') {
-		fidx_error("invalid --jobs '%s': expected a number from 1 to %d", fidx_quote(arg),
-			   FIDX_MAX_JOBS);
-		return -1;
-	}
-	*jobs = (unsigned)n;
-	return 0;
-}
-
 int cmd_dupes(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
@@ -372,7 +338,7 @@ int cmd_dupes(int argc, char **argv)
 		switch (c) {
 		case OPT_EMPTY: o.empty = true; break;
 		case 'j':
-			if (parse_jobs(optarg, &o.jobs) < 0)
+			if (fidx_jobs_arg(optarg, &o.jobs) < 0)
 				return 2;
 			break;
 		case OPT_IO:

@@ -483,19 +483,12 @@ int cmd_scan(int argc, char **argv)
 	opterr = 0; /* our own one-line messages */
 	int c;
 	while ((c = getopt_long(argc, argv, ":o:j:qih", longopts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 'o': db = optarg; break;
 		case OPT_HASH: hash = optarg; hash_given = shape_given = true; break;
 		case 'j':
-			errno = 0;
-			unsigned long n = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || n < 1 || n > FIDX_MAX_JOBS || optarg[0] == '-') {
-				fidx_error("invalid --jobs '%s': expected a number from 1 to %d",
-					   fidx_quote(optarg), FIDX_MAX_JOBS);
+			if (fidx_jobs_arg(optarg, &jobs) < 0)
 				goto out;
-			}
-			jobs = n;
 			break;
 		case OPT_XDEV: xdev = shape_given = true; break;
 		case OPT_EXCLUDE: excludes[nexcludes++] = optarg; shape_given = true; break;

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,4 +63,40 @@ fail:
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+const char *fidx_dbfile_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+char *fidx_dbfile_temporary(const char *prefix)
+{
+	char *path;
+	if (asprintf(&path, "%s/%s-XXXXXX", fidx_dbfile_tmpdir(), prefix) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		int err = errno;
+		free(path);
+		errno = err;
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+void fidx_dbfile_remove(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		char *p;
+		if (asprintf(&p, "%s%s", path, suffixes[i]) >= 0) {
+			unlink(p);
+			free(p);
+		}
+	}
 }

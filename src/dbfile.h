@@ -34,4 +34,17 @@ enum fidx_dbfile_kind {
  */
 int fidx_dbfile_probe(const char *path, uint32_t *version);
 
+/* Returns the folder for scratch databases: $TMPDIR, or /tmp. */
+const char *fidx_dbfile_tmpdir(void);
+
+/*
+ * Makes an empty file for a scratch database in fidx_dbfile_tmpdir(), named
+ * "<prefix>-XXXXXX" (mkstemp(3)).  Returns its malloc'ed path, or NULL with
+ * errno set.
+ */
+char *fidx_dbfile_temporary(const char *prefix);
+
+/* Removes the database at path and the files SQLite keeps beside it. */
+void fidx_dbfile_remove(const char *path);
+
 #endif /* FIDX_DBFILE_H */

@@ -72,6 +72,20 @@ int fidx_diff_attr_parse(const char *list, unsigned *mask, const char **bad, siz
 	return 0;
 }
 
+int fidx_diff_ignore_arg(const char *arg, unsigned *mask)
+{
+	const char *bad;
+	size_t badlen;
+	unsigned m;
+	if (fidx_diff_attr_parse(arg, &m, &bad, &badlen) < 0) {
+		fidx_error("invalid --ignore '%s': '%.*s' is not an attribute (see 'fidx diff --help')",
+			   fidx_quote(arg), (int)badlen, bad);
+		return -1;
+	}
+	*mask |= m;
+	return 0;
+}
+
 /* The integer columns of a row, in SELECT order. */
 enum { V_SIZE, V_MODE, V_UID, V_GID, V_NLINK, V_DEV, V_INO, V_ATIME, V_MTIME, V_CTIME,
        V_BTIME, NV };

@@ -93,6 +93,24 @@ const char *fidx_diff_attr_name(enum fidx_diff_attr a);
  */
 int fidx_diff_attr_parse(const char *list, unsigned *mask, const char **bad, size_t *badlen);
 
+/*
+ * The rows of the option tables (cli.h) that diff and check share: -v,
+ * --ignore ATTRS and --atime, with the getopt values the command gives them.
+ */
+#define FIDX_DIFF_OPTIONS(ignore_val, atime_val)                                       \
+	{{"verbose", no_argument, NULL, 'v'}, NULL,                                    \
+	 "old and new values of each attribute that changed"},                         \
+	{{"ignore", required_argument, NULL, (ignore_val)}, "ATTRS",                   \
+	 "leave these attributes out of the comparison, e.g. ctime,mtime"},            \
+	{{"atime", no_argument, NULL, (atime_val)}, NULL,                              \
+	 "also compare access times (left out by default: reads move them)"}
+
+/*
+ * Adds the attributes of an --ignore argument to *mask.  Returns 0, or -1
+ * after printing which name is unknown.
+ */
+int fidx_diff_ignore_arg(const char *arg, unsigned *mask);
+
 /* One side of a comparison. */
 struct fidx_diff_side {
 	const char *schema;   /* schema name in the connection: "main", "live", ... */

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "json.h"
 #include "record.h"
+#include "scan.h"
 
 char *fidx_root_path(const char *path)
 {
@@ -102,4 +104,18 @@ char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool fo
 		return NULL;
 	}
 	return buf;
+}
+
+int fidx_jobs_arg(const char *arg, unsigned *jobs)
+{
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || n < 1 || n > FIDX_MAX_JOBS || arg[0] == '-') {
+		fidx_error("invalid --jobs '%s': expected a number from 1 to %d", fidx_quote(arg),
+			   FIDX_MAX_JOBS);
+		return -1;
+	}
+	*jobs = (unsigned)n;
+	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * scanargs.h - what the commands that scan a tree (scan, dupes, check) agree
  * on, so that their scans can be compared and taken up again: the path a
- * root is recorded under, and the JSON of scan.options, which reuse.h reads
- * back (the content-shaping options of `fidx scan --resume` and `fidx check`).
+ * root is recorded under, the JSON of scan.options, which reuse.h reads
+ * back (the content-shaping options of `fidx scan --resume` and `fidx check`),
+ * and the --jobs argument.
  */
 #ifndef FIDX_SCANARGS_H
 #define FIDX_SCANARGS_H
@@ -32,5 +33,11 @@ char *fidx_root_path(const char *path);
 char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool follow,
 			     bool no_stat, enum fidx_io_mode io, bool drop_cache,
 			     const char *const *excludes, size_t nexcludes);
+
+/*
+ * Parses a --jobs argument (1 to FIDX_MAX_JOBS) into *jobs.  Returns 0, or
+ * -1 after printing why.
+ */
+int fidx_jobs_arg(const char *arg, unsigned *jobs);
 
 #endif /* FIDX_SCANARGS_H */
