@@ -631,6 +631,16 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)
 		goto out;
+	/* Whoever watches should know what is not read again, and why. */
+	for (size_t r = 0; show_progress && r < nroots; r++)
+		if (plan.resume_ids[r])
+			fprintf(stderr, "fidx: resuming scan %lld of '%s': %zu entries recorded before"
+				" are kept\n", (long long)plan.resume_ids[r], fidx_quote(roots[r]),
+				fidx_pathset_count(plan.resumed_paths[r]));
+	if (show_progress && plan.reuse && fidx_reuse_count(plan.reuse))
+		fprintf(stderr, "fidx: %zu files of the previous scan are not read again if their"
+			" device, inode, size, mtime and ctime are unchanged (--rehash reads all)\n",
+			fidx_reuse_count(plan.reuse));
 	const char *const *shape_excludes = (const char *const *)excludes;
 	if (resume) { /* the continued scan's own options */
 		digests = plan.row.digests;

@@ -273,16 +273,6 @@ static sqlite3_stmt *prepare_row(sqlite3 *db, const char *cond, char **errmsg)
 	return s;
 }
 
-int fidx_scan_row_get(sqlite3 *db, int64_t id, struct fidx_scan_row *row, char **errmsg)
-{
-	memset(row, 0, sizeof(*row));
-	sqlite3_stmt *s = prepare_row(db, "WHERE id = ?", errmsg);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	return step_row(db, s, row, errmsg);
-}
-
 int fidx_scan_row_newest(sqlite3 *db, const char *root, const char *const *statuses,
 			 int64_t before, struct fidx_scan_row *row, char **errmsg)
 {

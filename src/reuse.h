@@ -41,16 +41,11 @@ struct fidx_scan_row {
 };
 
 /*
- * Reads scan id into *row.  Returns 1, 0 when there is no such scan, or -1
- * with a one-line message in *errmsg (malloc'ed) when the database cannot be
- * read or the row's options cannot be decoded.
- */
-int fidx_scan_row_get(sqlite3 *db, int64_t id, struct fidx_scan_row *row, char **errmsg);
-
-/*
  * Reads the newest scan (highest id) of root (compared byte for byte) whose
  * status is one of the NULL-terminated list statuses, and whose id is below
- * before (0: any).  Returns as fidx_scan_row_get().
+ * before (0: any).  Returns 1, 0 when there is none, or -1 with a one-line
+ * message in *errmsg (malloc'ed) when the database cannot be read or the
+ * row's options cannot be decoded.
  */
 int fidx_scan_row_newest(sqlite3 *db, const char *root, const char *const *statuses,
 			 int64_t before, struct fidx_scan_row *row, char **errmsg);

@@ -231,9 +231,13 @@ static void test_scan_row(void **state)
 		 INSERT_SCAN "(3, '/other', 'complete', NULL, NULL,"
 		 " '{\"hash\":\"sha256\",\"exclude\":[]}');"
 		 INSERT_SCAN "(4, '/data', 'complete', 12, 'h', 'not json');");
+	static const char *const complete[] = {"complete", NULL};
+	static const char *const unfinished[] = {"running", "interrupted", "failed", NULL};
+	static const char *const any[] = {"running", "interrupted", "failed", "complete", NULL};
 	struct fidx_scan_row row;
 	char *errmsg = NULL;
-	assert_int_equal(fidx_scan_row_get(db, 1, &row, &errmsg), 1);
+	assert_int_equal(fidx_scan_row_newest(db, "/data", complete, 4, &row, &errmsg), 1);
+	assert_int_equal(row.id, 1);
 	assert_string_equal(row.root, "/data");
 	assert_string_equal(row.status, "complete");
 	assert_int_equal(row.pid, 10);
@@ -249,24 +253,20 @@ static void test_scan_row(void **state)
 	assert_null(row.excludes[4]);
 	fidx_scan_row_free(&row);
 
-	assert_int_equal(fidx_scan_row_get(db, 2, &row, &errmsg), 1);
+	assert_int_equal(fidx_scan_row_newest(db, "/data", unfinished, 0, &row, &errmsg), 1);
+	assert_int_equal(row.id, 2);
 	assert_int_equal(row.digests, 0);
 	assert_true(row.follow);
 	assert_true(row.no_stat);
 	assert_int_equal(row.nexcludes, 0);
 	fidx_scan_row_free(&row);
 
-	assert_int_equal(fidx_scan_row_get(db, 9, &row, &errmsg), 0);
-	assert_int_equal(fidx_scan_row_get(db, 4, &row, &errmsg), -1);
+	assert_int_equal(fidx_scan_row_newest(db, "/nowhere", any, 0, &row, &errmsg), 0);
+	assert_int_equal(fidx_scan_row_newest(db, "/data", any, 0, &row, &errmsg), -1);
 	assert_non_null(strstr(errmsg, "scan 4"));
 	free(errmsg);
 	errmsg = NULL;
 
-	static const char *const complete[] = {"complete", NULL};
-	static const char *const unfinished[] = {"running", "interrupted", "failed", NULL};
-	assert_int_equal(fidx_scan_row_newest(db, "/data", unfinished, 0, &row, &errmsg), 1);
-	assert_int_equal(row.id, 2);
-	fidx_scan_row_free(&row);
 	assert_int_equal(fidx_scan_row_newest(db, "/data", complete, 4, &row, &errmsg), 1);
 	assert_int_equal(row.id, 1);
 	fidx_scan_row_free(&row);
