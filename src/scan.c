@@ -8,7 +8,11 @@
  *
  *   progress thread: reads the counters, draws one line on stderr.
  *
- * The walker callback turns each walk entry into a record.  Regular files
+ * The walker callback turns each walk entry into a record, unless a resumed
+ * scan holds its path already (opts->resumed_paths).  A regular file whose
+ * digests an earlier scan offers (opts->reuse: same device, inode, size,
+ * mtime and ctime) takes them and goes straight to the writer; one of the
+ * store's own files is recorded unread.  Other regular files
  * to hash go to the hash queue 32 at a time (or sooner when they hold 8 MiB,
  * so that big files start early); everything else is gathered into a
  * per-thread batch for the writer.  The hashing stage reads and hashes the

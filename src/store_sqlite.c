@@ -195,13 +195,6 @@ static const char schema_sql[] =
 	"CREATE TABLE path_trigram (key INTEGER PRIMARY KEY, blocks BLOB NOT NULL);\n"
 
 /*
- * migrations[v - 1] takes a database from version v to v + 1.  A new
- * database gets schema_sql and then every step, so that each addition is
- * written once and a new database equals a migrated one.  Steps only add
- * (tables, indexes, views; columns with defaults): what a query of an earlier
- * version reads keeps its meaning.
- */
-/*
  * Version 3: what incremental rescans, `fidx scan --resume` and the seal need.
  * scan.reused/hashed count the files whose digests were taken from
  * base_scan_id (an earlier complete scan of the root) and those read by this
@@ -224,6 +217,13 @@ static const char schema_sql[] =
 	" scan_id INTEGER NOT NULL REFERENCES scan(id)," \
 	" row_hash BLOB NOT NULL);\n"
 
+/*
+ * migrations[v - 1] takes a database from version v to v + 1.  A new
+ * database gets schema_sql and then every step, so that each addition is
+ * written once and a new database equals a migrated one.  Steps only add
+ * (tables, indexes, views; columns with defaults): what a query of an earlier
+ * version reads keeps its meaning.
+ */
 static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 1 -> 2 */
 	FILE_DIGEST_SQL PATH_INDEX_SQL,
