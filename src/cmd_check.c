@@ -47,15 +47,8 @@
 #include "store.h"
 #include "sysinfo.h"
 
-/* Exit codes of errors, AIDE's numbers (as fidx diff's). */
-enum {
-	EXIT_WRITE = 14,
-	EXIT_USAGE = 15,
-	EXIT_CONFIG = 17,
-	EXIT_READ = 18,
-	EXIT_VERSION = 19,
-	EXIT_INTERRUPTED = 130,
-};
+/* Interrupted (SIGINT, SIGTERM); the errors' codes are diff.h's, AIDE's numbers. */
+enum { EXIT_INTERRUPTED = 130 };
 
 enum {
 	OPT_IGNORE = 256,
@@ -181,7 +174,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'q': a->quiet = true; break;
 		case 'j':
 			if (fidx_jobs_arg(optarg, &a->jobs) < 0)
-				return EXIT_USAGE;
+				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case OPT_ATIME: atime = true; break;
 		case OPT_UPDATE: a->update = true; break;
@@ -189,10 +182,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case OPT_PROGRESS: a->progress = true; break;
 		case OPT_IGNORE:
 			if (fidx_diff_ignore_arg(optarg, &ignore) < 0)
-				return EXIT_USAGE;
+				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': check_usage(stdout); return 1;
-		default: fidx_cli_bad_option("check", c, argv); return EXIT_USAGE;
+		default: fidx_cli_bad_option("check", c, argv); return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* [DB] [PATH]: with two arguments the first is DB; one is DB when it is a SQLite file. */
@@ -205,7 +198,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	if (optind < argc) {
 		fidx_error("unexpected argument '%s' (see 'fidx check --help')",
 			   fidx_quote(argv[optind]));
-		return EXIT_USAGE;
+		return FIDX_DIFF_EXIT_USAGE;
 	}
 	a->attrs = (FIDX_DIFF_DEFAULT | (atime ? 1u << FIDX_DIFF_ATIME : 0)) & ~ignore;
 	a->po.json = a->qa.json;
@@ -228,7 +221,7 @@ static int find_baseline(struct fidx_query *q, const char *path, struct fidx_sca
 		struct stat sb;
 		if (lstat(path, &sb) < 0 || !(root = fidx_root_path(path))) {
 			fidx_error("cannot check '%s': %s", fidx_quote(path), strerror(errno));
-			return EXIT_READ;
+			return FIDX_DIFF_EXIT_READ;
 		}
 	} else {
 		sqlite3_stmt *s = fidx_query_prepare(q, "SELECT root FROM scan WHERE status ="
@@ -243,7 +236,7 @@ static int find_baseline(struct fidx_query *q, const char *path, struct fidx_sca
 			fidx_query_fail(q);
 		sqlite3_finalize(s);
 		if (!root)
-			return rc == SQLITE_DONE ? EXIT_CONFIG : EXIT_READ;
+			return rc == SQLITE_DONE ? FIDX_DIFF_EXIT_CONFIG : FIDX_DIFF_EXIT_READ;
 	}
 	found = fidx_scan_row_newest(q->db, root, complete, 0, row, &errmsg);
 	if (found == 0)
@@ -253,14 +246,14 @@ static int find_baseline(struct fidx_query *q, const char *path, struct fidx_sca
 		fidx_error("%s", errmsg ? errmsg : "out of memory");
 	free(root);
 	free(errmsg);
-	return found == 1 ? 0 : found == 0 ? EXIT_CONFIG : EXIT_READ;
+	return found == 1 ? 0 : found == 0 ? FIDX_DIFF_EXIT_CONFIG : FIDX_DIFF_EXIT_READ;
 }
 
 /*
  * Scans the baseline's root into st as the baseline was made, taking the
  * digests in reuse (NULL: every file is read).  Sets *id to the new scan and
  * *seal to its seal (sealed false in a scratch database).  Returns 0,
- * EXIT_INTERRUPTED, or EXIT_READ after printing why.
+ * EXIT_INTERRUPTED, or FIDX_DIFF_EXIT_READ after printing why.
  */
 static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 		     const struct fidx_scan_row *b, const struct check_args *a,
@@ -270,7 +263,7 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 	char *errmsg = NULL, *json = NULL;
 	const char **excludes = calloc(b->nexcludes + 2, sizeof(*excludes));
 	struct stat sb;
-	int status = EXIT_READ;
+	int status = FIDX_DIFF_EXIT_READ;
 
 	if (!excludes) {
 		fidx_error("out of memory");
@@ -336,15 +329,6 @@ static int attach_live(struct fidx_query *q, const char *path)
 	return 0;
 }
 
-/* The exit status of a database fidx_query_open() refused. */
-static int open_status(const char *path)
-{
-	uint32_t version = 0;
-	if (fidx_dbfile_probe(path, &version) == FIDX_DBFILE_FIDX && version > FIDX_SCHEMA_VERSION)
-		return EXIT_VERSION;
-	return EXIT_READ;
-}
-
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = {.jobs = fidx_usable_cpus()};
@@ -364,10 +348,10 @@ int cmd_check(int argc, char **argv)
 	a.qa.every_scan = true;
 	const char *dbpath = a.qa.db ? a.qa.db : "fidx.db";
 	if (!(q = fidx_query_open(&a.qa)))
-		return open_status(dbpath);
+		return fidx_diff_open_status(dbpath);
 	if ((status = find_baseline(q, a.path, &base)) != 0)
 		goto out;
-	status = EXIT_READ;
+	status = FIDX_DIFF_EXIT_READ;
 
 	/* Never fail with EMFILE: take no more jobs than the descriptor limit allows. */
 	unsigned long nofile = fidx_raise_nofile();
@@ -409,7 +393,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if ((status = scan_live(st, reuse, &base, &a, scratch.exclude, &live_id, &seal)) != 0)
 		goto out;
-	status = EXIT_READ;
+	status = FIDX_DIFF_EXIT_READ;
 	/* Closed first: the live rows are then all in the file, the WAL folded back. */
 	int closed = fidx_store_close(st);
 	st = NULL;
@@ -418,7 +402,7 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	if (a.update && !(q = fidx_query_open(&a.qa))) {
-		status = open_status(dbpath);
+		status = fidx_diff_open_status(dbpath);
 		goto out;
 	}
 	if (!a.update && attach_live(q, scratch.path) < 0)
@@ -441,7 +425,7 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	if (fidx_out_end() < 0) {
-		status = EXIT_WRITE;
+		status = FIDX_DIFF_EXIT_WRITE;
 		goto out;
 	}
 	if (!a.quiet) {

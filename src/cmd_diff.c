@@ -24,21 +24,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dbfile.h"
 #include "diag.h"
 #include "diff.h"
 #include "hash.h"
 #include "output.h"
 #include "query.h"
-
-/* Exit codes of errors, AIDE's numbers. */
-enum {
-	EXIT_WRITE = 14,    /* output could not be written */
-	EXIT_USAGE = 15,    /* invalid argument */
-	EXIT_CONFIG = 17,   /* no such scan, nothing to compare with */
-	EXIT_READ = 18,     /* the database cannot be read */
-	EXIT_VERSION = 19,  /* the database has a newer schema */
-};
 
 enum {
 	OPT_IGNORE = 256,
@@ -178,13 +168,13 @@ static int choose(struct fidx_query *q, const int64_t *ids, int nids, struct cho
 			if (rc == 0)
 				fidx_error("database '%s' has no complete scan ('fidx scans' lists"
 					   " its scans)", fidx_quote(q->path));
-			return rc < 0 ? EXIT_READ : EXIT_CONFIG;
+			return rc < 0 ? FIDX_DIFF_EXIT_READ : FIDX_DIFF_EXIT_CONFIG;
 		}
 		if ((rc = pick(q, before_sql, new->id, new->root, old)) <= 0) {
 			if (rc == 0)
 				fidx_error("no complete scan of '%s' before scan %lld to compare it"
 					   " with", fidx_quote(new->root), (long long)new->id);
-			return rc < 0 ? EXIT_READ : EXIT_CONFIG;
+			return rc < 0 ? FIDX_DIFF_EXIT_READ : FIDX_DIFF_EXIT_CONFIG;
 		}
 		return 0;
 	}
@@ -194,14 +184,14 @@ static int choose(struct fidx_query *q, const int64_t *ids, int nids, struct cho
 			if (rc == 0)
 				fidx_error("database '%s' has no scan %lld ('fidx scans' lists them)",
 					   fidx_quote(q->path), (long long)ids[i]);
-			return rc < 0 ? EXIT_READ : EXIT_CONFIG;
+			return rc < 0 ? FIDX_DIFF_EXIT_READ : FIDX_DIFF_EXIT_CONFIG;
 		}
 	}
 	if (nids == 1 && (rc = pick(q, after_sql, old->id, old->root, new)) <= 0) {
 		if (rc == 0)
 			fidx_error("no complete scan of '%s' after scan %lld to compare it with",
 				   fidx_quote(old->root), (long long)old->id);
-		return rc < 0 ? EXIT_READ : EXIT_CONFIG;
+		return rc < 0 ? FIDX_DIFF_EXIT_READ : FIDX_DIFF_EXIT_CONFIG;
 	}
 	for (int i = 0; i < 2; i++) {
 		const struct chosen *c = i ? new : old;
@@ -243,15 +233,6 @@ static void warn_digests(struct fidx_query *q, const struct chosen *old, const s
 		  " (shown as '?')", (long long)old->id, (long long)new->id);
 }
 
-/* The exit status of a database fidx_query_open() refused. */
-static int open_status(const char *path)
-{
-	uint32_t version = 0;
-	if (fidx_dbfile_probe(path, &version) == FIDX_DBFILE_FIDX && version > FIDX_SCHEMA_VERSION)
-		return EXIT_VERSION;
-	return EXIT_READ;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
@@ -263,7 +244,7 @@ int cmd_diff(int argc, char **argv)
 	unsigned attrs = FIDX_DIFF_DEFAULT, ignore = 0;
 	bool atime = false, quiet = false;
 	int64_t ids[2];
-	int nids = 0, c, status = EXIT_USAGE;
+	int nids = 0, c, status = FIDX_DIFF_EXIT_USAGE;
 	char *errmsg = NULL;
 
 	fidx_cli_longopts(diff_options, NOPTIONS, longopts);
@@ -278,10 +259,10 @@ int cmd_diff(int argc, char **argv)
 		case OPT_ATIME: atime = true; break;
 		case OPT_IGNORE:
 			if (fidx_diff_ignore_arg(optarg, &ignore) < 0)
-				return EXIT_USAGE;
+				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': diff_usage(stdout); return 0;
-		default: fidx_cli_bad_option("diff", c, argv); return EXIT_USAGE;
+		default: fidx_cli_bad_option("diff", c, argv); return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* A first argument that is not a number is the database. */
@@ -292,10 +273,10 @@ int cmd_diff(int argc, char **argv)
 		if (nids == 2) {
 			fidx_error("unexpected argument '%s' (see 'fidx diff --help')",
 				   fidx_quote(argv[optind]));
-			return EXIT_USAGE;
+			return FIDX_DIFF_EXIT_USAGE;
 		}
 		if (parse_id(argv[optind], &ids[nids++]) < 0)
-			return EXIT_USAGE;
+			return FIDX_DIFF_EXIT_USAGE;
 	}
 	if (atime)
 		attrs |= 1u << FIDX_DIFF_ATIME;
@@ -304,13 +285,13 @@ int cmd_diff(int argc, char **argv)
 	po.nul = qa.nul;
 
 	if (!(q = fidx_query_open(&qa)))
-		return open_status(qa.db ? qa.db : "fidx.db");
+		return fidx_diff_open_status(qa.db ? qa.db : "fidx.db");
 	if ((status = choose(q, ids, nids, &old, &new)) != 0)
 		goto out;
 	if (attrs >> FIDX_DIFF_CONTENT & 1)
 		warn_digests(q, &old, &new);
 	struct fidx_diff_side so = {"main", old.id, old.root}, sn = {"main", new.id, new.root};
-	status = EXIT_READ;
+	status = FIDX_DIFF_EXIT_READ;
 	if (!(d = fidx_diff_compare(q->db, &so, &sn, attrs, &errmsg))) {
 		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
@@ -322,7 +303,7 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (fidx_out_end() < 0) {
-		status = EXIT_WRITE;
+		status = FIDX_DIFF_EXIT_WRITE;
 		goto out;
 	}
 	if (!quiet) {

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "dbfile.h"
 #include "diag.h"
 #include "json.h"
 #include "output.h"
@@ -70,6 +71,14 @@ int fidx_diff_attr_parse(const char *list, unsigned *mask, const char **bad, siz
 	}
 	*mask = m;
 	return 0;
+}
+
+int fidx_diff_open_status(const char *path)
+{
+	uint32_t version = 0;
+	if (fidx_dbfile_probe(path, &version) == FIDX_DBFILE_FIDX && version > FIDX_SCHEMA_VERSION)
+		return FIDX_DIFF_EXIT_VERSION;
+	return FIDX_DIFF_EXIT_READ;
 }
 
 int fidx_diff_ignore_arg(const char *arg, unsigned *mask)

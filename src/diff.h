@@ -93,6 +93,21 @@ const char *fidx_diff_attr_name(enum fidx_diff_attr a);
  */
 int fidx_diff_attr_parse(const char *list, unsigned *mask, const char **bad, size_t *badlen);
 
+/* The exit codes of diff's and check's errors: AIDE's numbers. */
+enum fidx_diff_exit {
+	FIDX_DIFF_EXIT_WRITE = 14,    /* output could not be written */
+	FIDX_DIFF_EXIT_USAGE = 15,    /* invalid argument */
+	FIDX_DIFF_EXIT_CONFIG = 17,   /* no such scan, nothing to compare with */
+	FIDX_DIFF_EXIT_READ = 18,     /* the database cannot be read */
+	FIDX_DIFF_EXIT_VERSION = 19,  /* the database has a newer schema */
+};
+
+/*
+ * The exit status for a database fidx_query_open() refused: VERSION for a
+ * fidx database of a newer schema, READ otherwise.
+ */
+int fidx_diff_open_status(const char *path);
+
 /*
  * The rows of the option tables (cli.h) that diff and check share: -v,
  * --ignore ATTRS and --atime, with the getopt values the command gives them.

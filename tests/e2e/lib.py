@@ -438,6 +438,28 @@ def dump_scan(db, scan_id):
 		con.close()
 
 
+def start_scan(db, *args, rows=1, settle=0.3):
+	"""
+	Starts `fidx scan -q -j 1 --db DB ARGS...` in its own session and returns
+	the process once its rows new scan rows are in db (fidx is past its
+	start-up), settle seconds later: the moment to signal a slow scan.
+	"""
+	n0 = len(scan_rows(db)) if os.path.exists(db) else 0
+	p = subprocess.Popen([FIDX, "scan", "-q", "-j", "1", "--db", db, *args],
+			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.PIPE, start_new_session=True)
+	deadline = time.monotonic() + 20
+	while time.monotonic() < deadline and p.poll() is None:
+		try:
+			if os.path.exists(db) and len(scan_rows(db)) >= n0 + rows:
+				break
+		except Exception:  # schema not made yet, or locked: try again
+			pass
+		time.sleep(0.05)
+	time.sleep(settle)
+	return p
+
+
 def integrity(db):
 	"""Returns PRAGMA integrity_check's answer ('ok' when sound)."""
 	con = connect(db)

@@ -44,20 +44,7 @@ def build(top):
 
 def start(db, root):
 	"""Starts a slow scan; returns the process once its scan row is in db."""
-	n0 = len(lib.scan_rows(db)) if os.path.exists(db) else 0
-	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--hash", "sha512", "-o", db, root],
-			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-			     stderr=subprocess.PIPE, start_new_session=True)
-	deadline = time.monotonic() + 20
-	while time.monotonic() < deadline and p.poll() is None:
-		try:
-			if os.path.exists(db) and len(lib.scan_rows(db)) > n0:
-				break
-		except Exception:  # schema not made yet, or locked: try again
-			pass
-		time.sleep(0.05)
-	time.sleep(0.3)
-	return p
+	return lib.start_scan(db, "--hash", "sha512", root)
 
 
 def wait(p, timeout):

@@ -383,18 +383,7 @@ def check_resume(chk, top):
 		write(slow + b"/d/s%02d" % i, b"small %d" % i)
 		write(small + b"/d/f%02d\n|x" % i, b"%d" % i)
 	db = top + b"/resume.db"
-	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--hash", "sha512", "--db", db,
-			      slow, small], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-			     stderr=subprocess.PIPE, start_new_session=True)
-	deadline = time.monotonic() + 20
-	while time.monotonic() < deadline and p.poll() is None:
-		try:
-			if one(db, "SELECT count(*) FROM scan") == 2:
-				break
-		except Exception:  # schema not made yet, or locked: try again
-			pass
-		time.sleep(0.05)
-	time.sleep(0.4)
+	p = lib.start_scan(db, "--hash", "sha512", slow, small, rows=2, settle=0.4)
 	if not chk.ok("resume: the scan was still running when interrupted", p.poll() is None,
 		      "it ended first: make the slow tree slower"):
 		p.communicate(timeout=60)
