@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "export.h"
 #include "hash.h"
@@ -246,14 +247,15 @@ static int scan_digests(struct export_ctx *ctx)
  */
 static int run_export(struct export_ctx *ctx, const struct export_format *fmt)
 {
-	char sql[512];
+	char sql[1024];
 	sqlite3_stmt *s;
 	int rc;
 	unsigned long n = 0;
 
-	snprintf(sql, sizeof(sql), "SELECT " EXPORT_COLUMNS_SQL " FROM file"
+	snprintf(sql, sizeof(sql), "SELECT " EXPORT_COLUMNS_SQL "%s FROM file"
 		 " WHERE scan_id IN (SELECT id FROM selected_scan)%s%s ORDER BY scan_id, path",
-		 fmt->filter ? " AND " : "", fmt->filter ? fmt->filter : "");
+		 fidx_time_ext_sql(ctx->q->version, NULL), fmt->filter ? " AND " : "",
+		 fmt->filter ? fmt->filter : "");
 	if (!(s = fidx_query_prepare(ctx->q, sql)))
 		return -1;
 	if (fmt->begin && fmt->begin(ctx) < 0) {

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "findpat.h"
 #include "json.h"
@@ -106,7 +107,7 @@ struct filters {
 	bool has_size;
 	uint64_t size;
 	bool has_newer, has_older;
-	int64_t newer_ns, older_ns;
+	struct fidx_time newer, older;
 	char **ext;              /* lower-cased, without the dot */
 	size_t next;
 	bool has_user;
@@ -176,11 +177,12 @@ bad:
 }
 
 /* Parses WHEN of option opt (when.h).  Returns 0, or -1 after reporting. */
-static int parse_when(const char *opt, const char *s, int64_t *ns)
+static int parse_when(const char *opt, const char *s, struct fidx_time *t)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (fidx_when_parse(s, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, ns) == 0)
+	struct fidx_time n = {.sec = now.tv_sec, .nsec = (uint32_t)now.tv_nsec};
+	if (fidx_when_parse(s, n, t) == 0)
 		return 0;
 	fidx_error("invalid %s '%s': expected a date such as 2024-01-31 or 2024-01-31T12:00:00Z,"
 		   " or an age such as 7d, 12h, 30m", opt, fidx_quote(s));
@@ -259,13 +261,23 @@ static int parse_hash(const char *s, struct filters *f)
 	return 0;
 }
 
-/* Columns of the row query (by id). */
+/* Columns of the row query (by id); the eight of dbtime.h follow error. */
 enum { R_TYPE, R_SIZE, R_MODE, R_UID, R_GID, R_NLINK, R_MTIME, R_EXT, R_LINK, R_DIGEST0,
-       R_ERROR = R_DIGEST0 + 5 };
+       R_ERROR = R_DIGEST0 + 5, R_TIME_EXT };
 
-static const char row_sql[] =
-	"SELECT type, size, mode, uid, gid, nlink, mtime_ns, ext, link_target,"
-	" md5, sha1, sha256, sha512, xxh128, error FROM file WHERE id = ?";
+/* Writes the row query of a database of schema version into buf. */
+static void row_sql(char *buf, size_t size, int version)
+{
+	snprintf(buf, size, "SELECT type, size, mode, uid, gid, nlink, mtime_ns, ext, link_target,"
+		 " md5, sha1, sha256, sha512, xxh128, error%s FROM file WHERE id = ?",
+		 fidx_time_ext_sql(version, NULL));
+}
+
+/* Reads the mtime of the row into *t.  Returns false when it has none. */
+static bool row_mtime(sqlite3_stmt *row, struct fidx_time *t)
+{
+	return fidx_time_column(row, R_MTIME, R_TIME_EXT, FIDX_MTIME, t);
+}
 
 static const char *const digest_names[] = {"md5", "sha1", "sha256", "sha512", "xxh128"};
 
@@ -302,10 +314,11 @@ static bool passes(const struct filters *f, sqlite3_stmt *row)
 			return false;
 	}
 	if (f->has_newer || f->has_older) {
-		if (sqlite3_column_type(row, R_MTIME) == SQLITE_NULL)
+		struct fidx_time m;
+		if (!row_mtime(row, &m))
 			return false;
-		int64_t m = sqlite3_column_int64(row, R_MTIME);
-		if ((f->has_newer && m <= f->newer_ns) || (f->has_older && m >= f->older_ns))
+		if ((f->has_newer && fidx_time_cmp(m, f->newer) <= 0) ||
+		    (f->has_older && fidx_time_cmp(m, f->older) >= 0))
 			return false;
 	}
 	if (f->next) {
@@ -370,7 +383,9 @@ static void print_long(struct printer *pr, sqlite3_stmt *row, const char *path)
 	char perm[11], when[32];
 	bool stat = sqlite3_column_type(row, R_MODE) != SQLITE_NULL;
 	if (stat) {
-		time_t t = fidx_when_seconds(sqlite3_column_int64(row, R_MTIME));
+		struct fidx_time m = {0};
+		row_mtime(row, &m);
+		time_t t = (time_t)m.sec;
 		struct tm tm;
 		if (!localtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
 			strcpy(when, "?");
@@ -417,13 +432,14 @@ static void print_json(sqlite3_stmt *row, int64_t scan, int64_t id, const char *
 	json_int(row, "uid", R_UID);
 	json_int(row, "gid", R_GID);
 	json_int(row, "nlink", R_NLINK);
-	if (sqlite3_column_type(row, R_MTIME) == SQLITE_NULL) {
-		fputs(",\"mtime\":null", stdout);
+	struct fidx_time m;
+	if (!row_mtime(row, &m)) {
+		fputs(",\"mtime\":null,\"mtime_ns\":null", stdout);
 	} else {
-		char when[FIDX_WHEN_ISO];
-		printf(",\"mtime\":\"%s\"", fidx_when_iso(sqlite3_column_int64(row, R_MTIME), when));
+		char when[FIDX_WHEN_ISO], ns[FIDX_TIME_NS_MAX + 1];
+		*fidx_time_put_ns(ns, m) = '\0';
+		printf(",\"mtime\":\"%s\",\"mtime_ns\":%s", fidx_when_iso(m, when), ns);
 	}
-	json_int(row, "mtime_ns", R_MTIME);
 	const char *link = (const char *)sqlite3_column_text(row, R_LINK);
 	if (link) {
 		putchar(',');
@@ -573,12 +589,12 @@ int cmd_find(int argc, char **argv)
 		case 't': if (parse_types(optarg, &f) < 0) goto out; continue;
 		case OPT_SIZE: if (parse_size(optarg, &f) < 0) goto out; continue;
 		case OPT_NEWER:
-			if (parse_when("--newer", optarg, &f.newer_ns) < 0)
+			if (parse_when("--newer", optarg, &f.newer) < 0)
 				goto out;
 			f.has_newer = true;
 			continue;
 		case OPT_OLDER:
-			if (parse_when("--older", optarg, &f.older_ns) < 0)
+			if (parse_when("--older", optarg, &f.older) < 0)
 				goto out;
 			f.has_older = true;
 			continue;
@@ -634,7 +650,9 @@ int cmd_find(int argc, char **argv)
 		fidx_query_fail(q);
 		goto out;
 	}
-	if ((any_filter(&f) || longfmt || qa.json) && !(row = fidx_query_prepare(q, row_sql)))
+	char sql[512];
+	row_sql(sql, sizeof(sql), q->version);
+	if ((any_filter(&f) || longfmt || qa.json) && !(row = fidx_query_prepare(q, sql)))
 		goto out;
 	fidx_out_begin();
 	uint64_t found = 0;

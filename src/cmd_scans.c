@@ -51,7 +51,24 @@ static const char *utc_time(int64_t ns, char buf[static 32])
 /* Columns of the SELECT below. */
 enum { C_ID, C_ROOT, C_HOST, C_OS, C_KERNEL, C_ARCH, C_VERSION, C_OPTIONS, C_STARTED,
        C_FINISHED, C_STATUS, C_ENTRIES, C_FILES, C_DIRS, C_BYTES, C_ERRORS, C_HASHED,
-       C_REUSED, C_BASE, C_SEAL };
+       C_REUSED, C_BASE, C_SEAL, C_RUN };
+
+/*
+ * Sets *seconds to how long scan s ran: run_ns (schema 4: every run of a
+ * resumed scan, the time between them left out), else its end less its
+ * start.  Returns false for a scan that has not ended.
+ */
+static bool duration(sqlite3_stmt *s, double *seconds)
+{
+	if (sqlite3_column_type(s, C_FINISHED) == SQLITE_NULL)
+		return false;
+	if (sqlite3_column_type(s, C_RUN) != SQLITE_NULL)
+		*seconds = sqlite3_column_int64(s, C_RUN) / 1e9;
+	else
+		*seconds = (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED))
+			   / 1e9;
+	return true;
+}
 
 /* Writes one JSON member "key": integer column c, or null. */
 static void json_int(sqlite3_stmt *s, const char *key, int c)
@@ -90,10 +107,9 @@ static void print_json(sqlite3_stmt *s)
 	printf(",\"started\":\"%s\"", utc_time(sqlite3_column_int64(s, C_STARTED), when));
 	json_int(s, "started_ns", C_STARTED);
 	json_int(s, "finished_ns", C_FINISHED);
-	if (sqlite3_column_type(s, C_FINISHED) != SQLITE_NULL)
-		printf(",\"duration_s\":%.3f",
-		       (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED)) /
-			       1e9);
+	double seconds;
+	if (duration(s, &seconds))
+		printf(",\"duration_s\":%.3f", seconds);
 	else
 		fputs(",\"duration_s\":null", stdout);
 	json_int(s, "entries", C_ENTRIES);
@@ -118,12 +134,10 @@ static void print_json(sqlite3_stmt *s)
 static void print_text(sqlite3_stmt *s, bool nul)
 {
 	char when[32], dur[32], entries[24], bytes[16], errors[24];
-	bool done = sqlite3_column_type(s, C_FINISHED) != SQLITE_NULL;
+	double seconds;
 
-	if (done)
-		snprintf(dur, sizeof(dur), "%.1fs",
-			 (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED)) /
-				 1e9);
+	if (duration(s, &seconds))
+		snprintf(dur, sizeof(dur), "%.1fs", seconds);
 	else
 		strcpy(dur, "-");
 	if (sqlite3_column_type(s, C_ENTRIES) == SQLITE_NULL) {
@@ -174,16 +188,14 @@ int cmd_scans(int argc, char **argv)
 	if (!(q = fidx_query_open(&qa)))
 		return 2;
 	fidx_out_begin();
-	/* Version 3 added the counts of incremental rescans and the seal. */
-	if (!(s = fidx_query_prepare(q, q->version >= 3
-					? "SELECT id, root, host, os, kernel, arch, version, options,"
-					  " started_ns, finished_ns, status, entries, files, dirs,"
-					  " bytes, errors, hashed, reused, base_scan_id, seal FROM scan"
-					  " WHERE id IN (SELECT id FROM selected_scan) ORDER BY id"
-					: "SELECT id, root, host, os, kernel, arch, version, options,"
-					  " started_ns, finished_ns, status, entries, files, dirs,"
-					  " bytes, errors, NULL, NULL, NULL, NULL FROM scan"
-					  " WHERE id IN (SELECT id FROM selected_scan) ORDER BY id")))
+	/* Version 3 added the counts of incremental rescans and the seal, 4 the run time. */
+	char sql[512];
+	snprintf(sql, sizeof(sql), "SELECT id, root, host, os, kernel, arch, version, options,"
+		 " started_ns, finished_ns, status, entries, files, dirs, bytes, errors, %s, %s"
+		 " FROM scan WHERE id IN (SELECT id FROM selected_scan) ORDER BY id",
+		 q->version >= 3 ? "hashed, reused, base_scan_id, seal" : "NULL, NULL, NULL, NULL",
+		 q->version >= 4 ? "run_ns" : "NULL");
+	if (!(s = fidx_query_prepare(q, sql)))
 		goto out;
 	if (!qa.json && !qa.nul)
 		printf("%4s  %-11s  %-20s  %8s  %9s  %9s  %6s  %-12s  %s\n", "ID", "STATUS",

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "intern.h"
 #include "json.h"
@@ -96,7 +97,7 @@ struct ext_order {
 
 /* One kept entry of a list. */
 struct top_item {
-	int64_t key;  /* size or mtime_ns */
+	struct fidx_time key;  /* mtime, or a size as {size, 0} */
 	char *path;
 };
 
@@ -112,22 +113,24 @@ struct top {
 };
 
 /* Whether (ka, pa) comes before (kb, pb) in the list t. */
-static bool before(const struct top *t, int64_t ka, const char *pa, int64_t kb, const char *pb)
+static bool before(const struct top *t, struct fidx_time ka, const char *pa,
+		   struct fidx_time kb, const char *pb)
 {
-	if (ka != kb)
-		return t->dir > 0 ? ka > kb : ka < kb;
+	int c = fidx_time_cmp(ka, kb);
+	if (c)
+		return t->dir > 0 ? c > 0 : c < 0;
 	return strcmp(pa, pb) < 0;
 }
 
 /* Whether an entry with key could enter t (its path then decides). */
-static bool top_wants(const struct top *t, int64_t key)
+static bool top_wants(const struct top *t, struct fidx_time key)
 {
 	if (t->n < t->cap)
 		return true;
 	if (t->cap == 0)
 		return false;
-	int64_t k = t->items[0].key;
-	return key == k || (t->dir > 0 ? key > k : key < k);
+	int c = fidx_time_cmp(key, t->items[0].key);
+	return c == 0 || (t->dir > 0 ? c > 0 : c < 0);
 }
 
 /* Moves the item at i down until neither child would leave after it. */
@@ -152,7 +155,7 @@ static void sift_down(struct top *t, size_t i)
 }
 
 /* Adds (key, a copy of path) to t when it belongs there.  Returns 0, or -1 (ENOMEM). */
-static int top_add(struct top *t, int64_t key, const char *path)
+static int top_add(struct top *t, struct fidx_time key, const char *path)
 {
 	if (t->n == t->cap) {
 		struct top_item *root = &t->items[0];
@@ -248,8 +251,8 @@ static int stats_init(struct stats *st)
 	return (st->exts = fidx_intern_new()) ? 0 : -1;
 }
 
-/* Columns of the SELECT in gather(). */
-enum { C_TYPE, C_SIZE, C_EXT, C_MTIME, C_PATH, C_ERROR };
+/* Columns of the SELECT in gather(); the eight of dbtime.h follow the error flag. */
+enum { C_TYPE, C_SIZE, C_EXT, C_MTIME, C_PATH, C_ERROR, C_TIME_EXT };
 
 /* Adds a regular file with a size to the extension table, histogram and lists. */
 static int add_file(struct stats *st, sqlite3_stmt *s, uint64_t size)
@@ -274,14 +277,15 @@ static int add_file(struct stats *st, sqlite3_stmt *s, uint64_t size)
 	st->hist[bucket_of(size)].bytes += size;
 
 	const char *path = NULL;
-	if (top_wants(&st->largest, (int64_t)size)) {
+	struct fidx_time key = {.sec = (int64_t)size};
+	if (top_wants(&st->largest, key)) {
 		path = (const char *)sqlite3_column_text(s, C_PATH);
-		if (top_add(&st->largest, (int64_t)size, path) < 0)
+		if (top_add(&st->largest, key, path) < 0)
 			return -1;
 	}
-	if (sqlite3_column_type(s, C_MTIME) == SQLITE_NULL)
+	struct fidx_time mtime;
+	if (!fidx_time_column(s, C_MTIME, C_TIME_EXT, FIDX_MTIME, &mtime))
 		return 0;
-	int64_t mtime = sqlite3_column_int64(s, C_MTIME);
 	struct top *lists[] = {&st->oldest, &st->newest};
 	for (size_t l = 0; l < 2; l++) {
 		if (!top_wants(lists[l], mtime))
@@ -301,11 +305,11 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 	if (table < 0)
 		return -1;
 	/* "+scan_id" keeps SQLite off the index: a pass over the table. */
-	sqlite3_stmt *s = fidx_query_prepare(q, table
-		? "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL FROM file"
-		  " WHERE +scan_id = ?"
-		: "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL FROM file"
-		  " WHERE scan_id = ?");
+	char sql[512];
+	snprintf(sql, sizeof(sql), "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL%s"
+		 " FROM file WHERE %sscan_id = ?", fidx_time_ext_sql(q->version, NULL),
+		 table ? "+" : "");
+	sqlite3_stmt *s = fidx_query_prepare(q, sql);
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, scan);
@@ -386,11 +390,13 @@ static void json_list(const struct top *t, const char *key, bool time)
 		const struct top_item *it = &t->items[i];
 		printf("%s{", i ? "," : "");
 		fidx_json_path(stdout, "path", it->path);
-		if (time)
-			printf(",\"mtime_ns\":%" PRId64 ",\"mtime\":\"%s\"}", it->key,
-			       fidx_when_iso(it->key, when));
-		else
-			printf(",\"size\":%" PRIu64 "}", (uint64_t)it->key);
+		if (time) {
+			char ns[FIDX_TIME_NS_MAX + 1];
+			*fidx_time_put_ns(ns, it->key) = '\0';
+			printf(",\"mtime_ns\":%s,\"mtime\":\"%s\"}", ns, fidx_when_iso(it->key, when));
+		} else {
+			printf(",\"size\":%" PRIu64 "}", (uint64_t)it->key.sec);
+		}
 	}
 	putchar(']');
 }
@@ -492,7 +498,7 @@ static void print_text(const struct stats *st, int64_t scan, const char *root,
 	printf("\n%*s  %s\n", w, "LARGEST", "PATH");
 	for (size_t i = 0; i < st->largest.n; i++) {
 		const struct top_item *it = &st->largest.items[i];
-		printf("%*s  ", w, fidx_space_size((uint64_t)it->key, st->exact, a));
+		printf("%*s  ", w, fidx_space_size((uint64_t)it->key.sec, st->exact, a));
 		fidx_out_path(it->path, st->nul);
 	}
 	const struct top *lists[] = {&st->oldest, &st->newest};

@@ -15,7 +15,7 @@
 /* "fidx" in ASCII: PRAGMA application_id of every fidx database. */
 #define FIDX_APPLICATION_ID 0x66696478
 /* The schema version this code writes and reads (PRAGMA user_version). */
-#define FIDX_SCHEMA_VERSION 3
+#define FIDX_SCHEMA_VERSION 4
 
 /* What a path holds, as far as fidx is concerned. */
 enum fidx_dbfile_kind {

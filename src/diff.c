@@ -31,6 +31,7 @@
 #include <sys/sysmacros.h>
 
 #include "dbfile.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "json.h"
 #include "output.h"
@@ -106,7 +107,8 @@ struct row {
 	const char *key;                          /* path below the scan's root */
 	char type;                                /* type letter, 0 for NULL */
 	unsigned present;                         /* bit per V_ column that is not NULL */
-	int64_t v[NV];                            /* the integer columns */
+	int64_t v[NV];                            /* the integer columns (not the times) */
+	struct fidx_time t[FIDX_NTIMES];          /* V_ATIME.. V_BTIME, in that order */
 	const char *target;                       /* link_target, or NULL */
 	const char *error;                        /* error, or NULL */
 	unsigned dmask;                           /* bit per digest that is not NULL */
@@ -114,11 +116,16 @@ struct row {
 	int dlen[FIDX_NDIGESTS];                  /* bytes of each digest */
 };
 
-/* The SELECT of both the merge and the look-up by id; %s is the WHERE clause. */
+/*
+ * The SELECT of both the merge and the look-up by id, then the eight time
+ * columns of dbtime.h.
+ */
 #define ROW_COLUMNS "id, path, type, size, mode, uid, gid, nlink, dev, ino, atime_ns," \
 	" mtime_ns, ctime_ns, btime_ns, link_target, md5, sha1, sha256, sha512, xxh128, error"
 enum { C_ID, C_PATH, C_TYPE, C_V0, C_TARGET = C_V0 + NV, C_DIGEST0,
-       C_ERROR = C_DIGEST0 + FIDX_NDIGESTS };
+       C_ERROR = C_DIGEST0 + FIDX_NDIGESTS, C_TIME_EXT };
+_Static_assert(V_BTIME - V_ATIME + 1 == FIDX_NTIMES && V_BTIME == NV - 1,
+	       "the times are the last integer columns, in dbtime.h's order");
 
 /* A growable array of rows or entries. */
 struct vec {
@@ -153,11 +160,27 @@ static void set_error(char **errmsg, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Prepares "SELECT ROW_COLUMNS FROM schema.file <where>".  Returns NULL on failure. */
+/* Returns the schema version of database schema as far as the times go: 4, or 3 before. */
+static int times_version(sqlite3 *db, const char *schema)
+{
+	sqlite3_stmt *s = NULL;
+	char *sql = sqlite3_mprintf("SELECT 1 FROM pragma_table_info('file', %Q)"
+				    " WHERE name = 'atime_sec'", schema);
+	int version = 3;
+	if (sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		version = 4;
+	sqlite3_finalize(s);
+	sqlite3_free(sql);
+	return version;
+}
+
+/* Prepares "SELECT ROW_COLUMNS ... FROM schema.file <where>".  Returns NULL on failure. */
 static sqlite3_stmt *prepare_rows(sqlite3 *db, const char *schema, const char *where)
 {
 	sqlite3_stmt *s = NULL;
-	char *sql = sqlite3_mprintf("SELECT " ROW_COLUMNS " FROM \"%w\".file %s", schema, where);
+	char *sql = sqlite3_mprintf("SELECT " ROW_COLUMNS "%s FROM \"%w\".file %s",
+				    fidx_time_ext_sql(times_version(db, schema), NULL), schema, where);
 	if (sql)
 		sqlite3_prepare_v2(db, sql, -1, &s, NULL);
 	sqlite3_free(sql);
@@ -172,7 +195,7 @@ static void row_read(sqlite3_stmt *s, struct row *r)
 	const char *type = (const char *)sqlite3_column_text(s, C_TYPE);
 	r->type = type ? type[0] : 0;
 	r->present = 0;
-	for (int i = 0; i < NV; i++) {
+	for (int i = 0; i < V_ATIME; i++) {
 		/* One column call, then the value's accessors: a third less time on a
 		 * million rows than column_type + column_int64.  The value is
 		 * unprotected, which is safe here: one thread owns the connection. */
@@ -184,6 +207,9 @@ static void row_read(sqlite3_stmt *s, struct row *r)
 			r->present |= 1u << i;
 		}
 	}
+	for (int k = 0; k < FIDX_NTIMES; k++)
+		if (fidx_time_column(s, C_V0 + V_ATIME + k, C_TIME_EXT, (enum fidx_time_kind)k, &r->t[k]))
+			r->present |= 1u << (V_ATIME + k);
 	r->target = (const char *)sqlite3_column_text(s, C_TARGET);
 	r->error = (const char *)sqlite3_column_text(s, C_ERROR);
 	r->dmask = 0;
@@ -214,11 +240,13 @@ static const char *key_of(const char *path, const char *root, size_t rootlen)
 	return path + rootlen;
 }
 
-/* Whether integer column i is equal in a and b (both NULL counts as equal). */
+/* Whether integer or time column i is equal in a and b (both NULL counts as equal). */
 static bool v_eq(const struct row *a, const struct row *b, int i)
 {
 	bool pa = a->present >> i & 1, pb = b->present >> i & 1;
-	return pa == pb && (!pa || a->v[i] == b->v[i]);
+	if (pa != pb || !pa)
+		return pa == pb;
+	return i >= V_ATIME ? fidx_time_eq(a->t[i - V_ATIME], b->t[i - V_ATIME]) : a->v[i] == b->v[i];
 }
 
 /* Whether two nullable strings are equal. */
@@ -308,7 +336,7 @@ static bool same_content(const struct row *a, const struct row *b)
 {
 	if (a->type != b->type)
 		return false;
-	if ((a->present & b->present) >> V_BTIME & 1 && a->v[V_BTIME] != b->v[V_BTIME])
+	if ((a->present & b->present) >> V_BTIME & 1 && !v_eq(a, b, V_BTIME))
 		return false;
 	if (a->type == 'f' && (a->dmask & b->dmask))
 		return content_cmp(a, b) == CONTENT_SAME;
@@ -683,7 +711,7 @@ static void text_value(FILE *out, const struct row *r, enum fidx_diff_attr a, in
 		if (!(r->present >> col & 1))
 			fputs("-", out);
 		else if (is_time(a))
-			fputs(fidx_when_iso(r->v[col], buf), out);
+			fputs(fidx_when_iso(r->t[col - V_ATIME], buf), out);
 		else
 			fprintf(out, "%lld", (long long)r->v[col]);
 		return;
@@ -740,7 +768,7 @@ static void json_value(FILE *out, const struct row *r, enum fidx_diff_attr a)
 		if (!(r->present >> col & 1))
 			fputs("null", out);
 		else if (is_time(a))
-			fprintf(out, "\"%s\"", fidx_when_iso(r->v[col], buf));
+			fprintf(out, "\"%s\"", fidx_when_iso(r->t[col - V_ATIME], buf));
 		else
 			fprintf(out, "%lld", (long long)r->v[col]);
 		return;

@@ -52,6 +52,7 @@
 
 #include "arena.h"
 #include "blockdev.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "fdutil.h"
 #include "hash.h"
@@ -78,7 +79,7 @@ enum {
 /* One inode among the candidates. */
 struct node {
 	uint64_t size, dev, ino;   /* as recorded (its first row) */
-	int64_t mtime_ns;          /* as recorded (its first row) */
+	struct fidx_time mtime;    /* as recorded (its first row) */
 	size_t row, nrows;         /* its rows: [row, row + nrows) */
 	char *error;               /* K_FAILED: why ("open: Permission denied", ...) */
 	uint8_t known;             /* K_* */
@@ -97,7 +98,7 @@ struct fidx_dupes_engine {
 	const struct fidx_dupes_opts *o;
 	size_t nrows, cap_rows;
 	int64_t *ids;              /* file.id of each row */
-	int64_t *mtimes;           /* file.mtime_ns of each row */
+	struct fidx_time *mtimes;  /* the mtime of each row */
 	char **paths;              /* each row's path, in the arena */
 	char **links;              /* a followed symlink's target (the file is opened
 				      through the link), else NULL */
@@ -143,7 +144,7 @@ static int grow_rows(struct fidx_dupes_engine *e)
 	int64_t *ids = realloc(e->ids, cap * sizeof(*ids));
 	if (ids)
 		e->ids = ids;
-	int64_t *mt = realloc(e->mtimes, cap * sizeof(*mt));
+	struct fidx_time *mt = realloc(e->mtimes, cap * sizeof(*mt));
 	if (mt)
 		e->mtimes = mt;
 	char **p = realloc(e->paths, cap * sizeof(*p));
@@ -186,7 +187,8 @@ static void node_failed(struct fidx_dupes_engine *e, struct node *n, const char 
 
 /* A regular file's row as loaded, before the candidates are picked. */
 struct lrow {
-	int64_t id, mtime_ns;      /* file.id, file.mtime_ns */
+	int64_t id;                /* file.id */
+	struct fidx_time mtime;    /* its mtime */
 	uint64_t size, dev, ino;   /* file.size, file.dev, file.ino */
 	char *path, *link;         /* file.path, file.link_target (or NULL), in the arena */
 	uint32_t dig;              /* its entry in the digest pool, or NO_DIG */
@@ -210,23 +212,24 @@ struct loaded {
 	size_t ndigs, capdigs;
 };
 
-/* Columns of load_sql. */
+/* Columns of load_sql; the eight of dbtime.h come last. */
 enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
-       C_EDGE_BLOCK, C_EDGES, C_DSHA256 };
+       C_EDGE_BLOCK, C_EDGES, C_DSHA256, C_TIME_EXT };
 
 /*
  * The regular files of the selected scans, with what they have recorded.
  * First %s: "+" when the selection covers every scan, so that SQLite reads
  * the table straight through instead of through the (scan_id, path) index
  * (measured on /usr/share: 35 ms against 84 ms); then the file_digest join,
- * or NULLs when that table is missing or empty (the join cost 18 ms).
+ * or NULLs when that table is missing or empty (the join cost 18 ms); then the
+ * time columns of dbtime.h.  A row without an mtime (a hostile one: every row
+ * with a size has one) is passed over by read_row().
  */
 static const char load_sql[] =
 	"SELECT f.id, f.path, f.link_target, f.size, f.dev, f.ino, f.mtime_ns, f.sha256,"
-	" f.sha512, %s FROM file f %s"
+	" f.sha512, %s%s FROM file f %s"
 	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND f.type = 'f'"
-	" AND f.size >= ? AND f.mtime_ns IS NOT NULL AND f.dev IS NOT NULL"
-	" AND f.ino IS NOT NULL";
+	" AND f.size >= ? AND f.dev IS NOT NULL AND f.ino IS NOT NULL";
 
 /* Copies blob column c into dst when it is exactly len bytes.  Returns whether it did. */
 static bool take_blob(sqlite3_stmt *s, int c, uint8_t *dst, size_t len)
@@ -262,11 +265,14 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, sqlite3_stmt 
 	const char *link = (const char *)sqlite3_column_text(s, C_LINK);
 	struct rowdig dg = {0};
 
+	struct fidx_time mtime;
+	if (!fidx_time_column(s, C_MTIME, C_TIME_EXT, FIDX_MTIME, &mtime))
+		return 0;
 	if (grow((void **)&l->rows, &l->cap, l->n + 1, sizeof(*l->rows)) < 0)
 		return -1;
 	struct lrow *r = &l->rows[l->n];
 	*r = (struct lrow){
-		.id = sqlite3_column_int64(s, C_ID), .mtime_ns = sqlite3_column_int64(s, C_MTIME),
+		.id = sqlite3_column_int64(s, C_ID), .mtime = mtime,
 		.size = (uint64_t)sqlite3_column_int64(s, C_SIZE),
 		.dev = (uint64_t)sqlite3_column_int64(s, C_DEV),
 		.ino = (uint64_t)sqlite3_column_int64(s, C_INO), .dig = NO_DIG,
@@ -335,7 +341,7 @@ static void drop_repeated_paths(struct loaded *l)
 static void take_digests(struct node *n, const struct lrow *r, const struct loaded *l)
 {
 	/* A row of the same inode with another mtime is another version of it. */
-	if (r->dig == NO_DIG || r->mtime_ns != n->mtime_ns)
+	if (r->dig == NO_DIG || !fidx_time_eq(r->mtime, n->mtime))
 		return;
 	const struct rowdig *dg = &l->digs[r->dig];
 	if (!(n->known & K_SHA256) && (dg->known & K_SHA256)) {
@@ -376,12 +382,12 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 		if (!n || r->dev != n->dev || r->ino != n->ino) {
 			n = &e->nodes[e->nnodes++];
 			*n = (struct node){.size = r->size, .dev = r->dev, .ino = r->ino,
-					   .mtime_ns = r->mtime_ns, .row = e->nrows};
+					   .mtime = r->mtime, .row = e->nrows};
 		}
 		if (grow_rows(e) < 0)
 			return -1;
 		e->ids[e->nrows] = r->id;
-		e->mtimes[e->nrows] = r->mtime_ns;
+		e->mtimes[e->nrows] = r->mtime;
 		e->paths[e->nrows] = r->path;
 		e->links[e->nrows] = r->link;
 		e->nrows++;
@@ -411,6 +417,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 		return -1;
 	snprintf(sql, sizeof(sql), load_sql,
 		 digests ? "d.edge_block, d.edges, d.sha256" : "NULL, NULL, NULL",
+		 fidx_time_ext_sql(q->version, "f"),
 		 digests ? "LEFT JOIN file_digest d ON d.file_id = f.id" : "",
 		 unselected ? "" : "+");
 	if (!(s = fidx_query_prepare(q, sql)))
@@ -595,7 +602,7 @@ static int open_node(const struct fidx_dupes_engine *e, const struct node *n)
 static const char *check_node(int fd, const struct node *n, uint64_t bytes)
 {
 	const struct fidx_meta m = {.size = n->size, .dev = n->dev, .ino = n->ino,
-				    .mtime_ns = n->mtime_ns};
+				    .mtime = n->mtime};
 	const char *op = fidx_hashio_check(fd, &m, bytes);
 	return op && errno == 0 ? "changed since the scan" : op;
 }
@@ -830,7 +837,7 @@ static struct fidx_record *whole_record(struct fidx_dupes_engine *e, size_t i)
 	w->rec.type = 'f';
 	w->rec.has_meta = true;
 	w->rec.meta = (struct fidx_meta){.size = n->size, .dev = n->dev, .ino = n->ino,
-					 .mtime_ns = n->mtime_ns, .mode = S_IFREG};
+					 .mtime = n->mtime, .mode = S_IFREG};
 	w->rec.path = strdup(e->paths[n->row]);
 	w->rec.path_len = w->rec.path ? strlen(w->rec.path) : 0;
 	if (e->links[n->row])
@@ -1119,7 +1126,7 @@ static size_t each_computed(const struct fidx_dupes_engine *e, struct fidx_file_
 			continue;
 		for (size_t r = nd->row; r < nd->row + nd->nrows; r++) {
 			/* Only rows that describe the version of the file that was read. */
-			if (e->mtimes[r] != nd->mtime_ns)
+			if (!fidx_time_eq(e->mtimes[r], nd->mtime))
 				continue;
 			if (out) {
 				struct fidx_file_digest *f = &out[n];

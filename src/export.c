@@ -8,6 +8,8 @@
  */
 #include "export.h"
 
+#include "dbtime.h"
+
 #include <string.h>
 
 #include "diag.h"
@@ -70,10 +72,21 @@ void export_put_i64(FILE *out, int64_t v)
 	}
 }
 
-void export_put_iso(FILE *out, int64_t ns)
+void export_put_iso(FILE *out, struct fidx_time t)
 {
 	char buf[FIDX_WHEN_ISO];
-	export_put(out, fidx_when_iso(ns, buf), FIDX_WHEN_ISO_LEN);
+	export_puts(out, fidx_when_iso(t, buf));
+}
+
+void export_put_time_ns(FILE *out, struct fidx_time t)
+{
+	char buf[FIDX_TIME_NS_MAX];
+	export_put(out, buf, (size_t)(fidx_time_put_ns(buf, t) - buf));
+}
+
+bool export_time(sqlite3_stmt *s, int c, struct fidx_time *t)
+{
+	return fidx_time_column(s, c, EC_TIME_EXT, (enum fidx_time_kind)(c - EC_ATIME), t);
 }
 
 const unsigned char *export_digest(sqlite3_stmt *s, int c, size_t len)

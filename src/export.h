@@ -33,19 +33,22 @@
 
 #include "output.h"
 #include "query.h"
+#include "timestamp.h"
 
 /*
- * Columns of the SELECT every format reads, in the order of docs/SCHEMA.md.
- * The digest columns follow enum fidx_digest: EC_MD5 + d holds digest d.
+ * Columns of the SELECT every format reads, in the order of docs/SCHEMA.md,
+ * then the eight time columns of dbtime.h (read with export_time()).  The
+ * digest columns follow enum fidx_digest: EC_MD5 + d holds digest d.
  */
 enum export_col {
 	EC_ID, EC_SCAN_ID, EC_PATH, EC_NAME, EC_EXT, EC_TYPE,
 	EC_SIZE, EC_BLOCKS, EC_MODE, EC_UID, EC_GID, EC_NLINK, EC_DEV, EC_INO,
 	EC_ATIME, EC_MTIME, EC_CTIME, EC_BTIME,
 	EC_LINK, EC_MD5, EC_SHA1, EC_SHA256, EC_SHA512, EC_XXH128, EC_ERROR,
+	EC_TIME_EXT,
 };
 
-/* The SQL list of those columns, for the SELECT. */
+/* The SQL list of the columns up to EC_ERROR, for the SELECT (fidx_time_ext_sql() follows). */
 #define EXPORT_COLUMNS_SQL \
 	"id, scan_id, path, name, ext, type, size, blocks, mode, uid, gid, nlink, dev," \
 	" ino, atime_ns, mtime_ns, ctime_ns, btime_ns, link_target," \
@@ -128,9 +131,15 @@ void export_put_i64(FILE *out, int64_t v);
    size, dev or ino: its two's complement). */
 void export_put_u64(FILE *out, uint64_t v);
 
-/* Writes ns since the epoch as ISO 8601 UTC with nanoseconds,
-   "2023-11-14T22:13:20.123456789Z" (times before 1970 too). */
-void export_put_iso(FILE *out, int64_t ns);
+/* Writes t as ISO 8601 UTC with nanoseconds, "2023-11-14T22:13:20.123456789Z"
+   (times before 1970 and after 9999 too: when.h). */
+void export_put_iso(FILE *out, struct fidx_time t);
+
+/* Writes t as the exact number of nanoseconds since the epoch (timestamp.h). */
+void export_put_time_ns(FILE *out, struct fidx_time t);
+
+/* Reads time column c (EC_ATIME .. EC_BTIME) of s into *t.  Returns false when NULL. */
+bool export_time(sqlite3_stmt *s, int c, struct fidx_time *t);
 
 /* Returns whether column c of s is NULL. */
 static inline bool export_null(sqlite3_stmt *s, int c)

@@ -66,11 +66,12 @@ static void put_num(FILE *out, sqlite3_stmt *s, int c)
 /* Writes "|<whole seconds or 0>". */
 static void put_time(FILE *out, sqlite3_stmt *s, int c)
 {
+	struct fidx_time t;
 	putc_unlocked('|', out);
-	if (export_null(s, c))
+	if (!export_time(s, c, &t))
 		putc_unlocked('0', out);
 	else
-		export_put_i64(out, fidx_when_seconds(sqlite3_column_int64(s, c)));
+		export_put_i64(out, t.sec);
 }
 
 void export_body_row(struct export_ctx *ctx, sqlite3_stmt *s)

@@ -146,7 +146,7 @@ int export_dfxml_begin(struct export_ctx *ctx)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	export_puts(out, "      <start_time>");
-	export_put_iso(out, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	export_put_iso(out, (struct fidx_time){.sec = now.tv_sec, .nsec = (uint32_t)now.tv_nsec});
 	export_puts(out, "</start_time>\n    </execution_environment>\n"
 			 "    <library name=\"SQLite\" version=\"");
 	put_xml_text(out, sqlite3_libversion());
@@ -187,12 +187,13 @@ static void put_int(FILE *out, const char *tag, sqlite3_stmt *s, int c, bool is_
 /* Writes <tag>ISO time</tag> unless column c is NULL. */
 static void put_time(FILE *out, const char *tag, sqlite3_stmt *s, int c)
 {
-	if (export_null(s, c))
+	struct fidx_time t;
+	if (!export_time(s, c, &t))
 		return;
 	export_puts(out, "    <");
 	export_puts(out, tag);
 	putc_unlocked('>', out);
-	export_put_iso(out, sqlite3_column_int64(s, c));
+	export_put_iso(out, t);
 	export_puts(out, "</");
 	export_puts(out, tag);
 	export_puts(out, ">\n");

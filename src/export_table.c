@@ -104,12 +104,18 @@ void export_csv_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	csv_int(out, s, EC_NLINK, true);
 	csv_int(out, s, EC_DEV, true);
 	csv_int(out, s, EC_INO, true);
-	for (size_t i = 0; i < 4; i++)
-		csv_int(out, s, time_cols[i].col, false);
+	struct fidx_time t[4];
+	bool has[4];
+	for (size_t i = 0; i < 4; i++) {
+		has[i] = export_time(s, time_cols[i].col, &t[i]);
+		putc_unlocked(',', out);
+		if (has[i])
+			export_put_time_ns(out, t[i]);
+	}
 	for (size_t i = 0; i < 4; i++) {
 		putc_unlocked(',', out);
-		if (!export_null(s, time_cols[i].col))
-			export_put_iso(out, sqlite3_column_int64(s, time_cols[i].col));
+		if (has[i])
+			export_put_iso(out, t[i]);
 	}
 	putc_unlocked(',', out);
 	csv_text(ctx, s, EC_LINK);
@@ -187,20 +193,29 @@ void export_jsonl_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	json_int(out, "nlink", s, EC_NLINK, true);
 	json_int(out, "dev", s, EC_DEV, true);
 	json_int(out, "ino", s, EC_INO, true);
-	json_int(out, "atime_ns", s, EC_ATIME, false);
-	json_int(out, "mtime_ns", s, EC_MTIME, false);
-	json_int(out, "ctime_ns", s, EC_CTIME, false);
-	json_int(out, "btime_ns", s, EC_BTIME, false);
+	struct fidx_time t[4];
+	bool has[4];
+	for (size_t i = 0; i < 4; i++) {
+		has[i] = export_time(s, time_cols[i].col, &t[i]);
+		putc_unlocked(',', out);
+		putc_unlocked('"', out);
+		export_puts(out, time_cols[i].name);
+		export_put(out, "_ns\":", 5);
+		if (has[i])
+			export_put_time_ns(out, t[i]);
+		else
+			export_puts(out, "null");
+	}
 	for (size_t i = 0; i < 4; i++) {
 		putc_unlocked(',', out);
 		putc_unlocked('"', out);
 		export_puts(out, time_cols[i].name);
 		export_put(out, "\":", 2);
-		if (export_null(s, time_cols[i].col)) {
+		if (!has[i]) {
 			export_puts(out, "null");
 		} else {
 			putc_unlocked('"', out);
-			export_put_iso(out, sqlite3_column_int64(s, time_cols[i].col));
+			export_put_iso(out, t[i]);
 			putc_unlocked('"', out);
 		}
 	}

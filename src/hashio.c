@@ -338,7 +338,8 @@ const char *fidx_hashio_check(int fd, const struct fidx_meta *m, uint64_t bytes)
 	errno = 0;
 	if (!S_ISREG(st.st_mode) || st.st_ino != m->ino || st.st_dev != m->dev ||
 	    (uint64_t)st.st_size != m->size || bytes != m->size ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != m->mtime_ns)
+	    (int64_t)st.st_mtim.tv_sec != m->mtime.sec ||
+	    (uint32_t)st.st_mtim.tv_nsec != m->mtime.nsec)
 		return "changed during scan";
 	return NULL;
 }

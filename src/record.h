@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "timestamp.h"
+
 /* The digests fidx can compute, in the order of the database columns. */
 enum fidx_digest {
 	FIDX_MD5,
@@ -36,10 +38,10 @@ struct fidx_meta {
 	uint64_t nlink;    /* hard link count */
 	uint64_t dev;      /* device number, makedev(major, minor) */
 	uint64_t ino;      /* inode number */
-	int64_t atime_ns;  /* last access, ns since the epoch */
-	int64_t mtime_ns;  /* last content change */
-	int64_t ctime_ns;  /* last status change */
-	int64_t btime_ns;  /* birth time; valid only if has_btime */
+	struct fidx_time atime; /* last access */
+	struct fidx_time mtime; /* last content change */
+	struct fidx_time ctime; /* last status change */
+	struct fidx_time btime; /* birth time; valid only if has_btime */
 	bool has_btime;    /* the filesystem reported a birth time */
 };
 

@@ -461,9 +461,13 @@ bool fidx_reuse_take(const struct fidx_reuse *r, struct fidx_record *rec)
 	if (!r || !r->count || rec->type != 'f' || !rec->has_meta)
 		return false;
 	const struct fidx_meta *m = &rec->meta;
+	int64_t mtime_ns, ctime_ns;
+	/* The table holds rows whose times fit *_ns: a file dated beyond is read. */
+	if (!fidx_time_to_ns(m->mtime, &mtime_ns) || !fidx_time_to_ns(m->ctime, &ctime_ns))
+		return false;
 	const struct reuse_slot *slot = find_slot(r, m->dev, m->ino);
-	if (!slot->used || slot->size != m->size || slot->mtime_ns != m->mtime_ns ||
-	    slot->ctime_ns != m->ctime_ns)
+	if (!slot->used || slot->size != m->size || slot->mtime_ns != mtime_ns ||
+	    slot->ctime_ns != ctime_ns)
 		return false;
 	const uint8_t *in = r->pool + slot->digest_off;
 	for (int d = 0; d < FIDX_NDIGESTS; d++) {

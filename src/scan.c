@@ -191,9 +191,10 @@ static int emit(struct producer *p, struct fidx_record *rec)
 	return 0;
 }
 
-static int64_t ts_ns(const struct statx_timestamp *t)
+/* A statx time as it is (its seconds are signed 64-bit; nsec is 0..999,999,999). */
+static struct fidx_time ts_of(const struct statx_timestamp *t)
 {
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+	return (struct fidx_time){.sec = t->tv_sec, .nsec = t->tv_nsec % FIDX_NS_PER_S};
 }
 
 /* Offset of the extension in name (Python's splitext: leading dots do not count). */
@@ -235,15 +236,15 @@ static struct fidx_record *record_of(struct scan *s, const struct fidx_walk_entr
 		m->nlink = x->stx_nlink;
 		m->dev = makedev(x->stx_dev_major, x->stx_dev_minor);
 		m->ino = x->stx_ino;
-		m->atime_ns = ts_ns(&x->stx_atime);
-		m->mtime_ns = ts_ns(&x->stx_mtime);
-		m->ctime_ns = ts_ns(&x->stx_ctime);
+		m->atime = ts_of(&x->stx_atime);
+		m->mtime = ts_of(&x->stx_mtime);
+		m->ctime = ts_of(&x->stx_ctime);
 		/* A birth time of exactly 0 is what some filesystems report when they
 		 * keep none (coreutils' stat reads it as unknown too). */
 		m->has_btime = (x->stx_mask & STATX_BTIME) &&
 			       (x->stx_btime.tv_sec != 0 || x->stx_btime.tv_nsec != 0);
 		if (m->has_btime)
-			m->btime_ns = ts_ns(&x->stx_btime);
+			m->btime = ts_of(&x->stx_btime);
 	} else {
 		static const char dtype_letter[] = {
 			[DT_REG] = 'f', [DT_DIR] = 'd', [DT_LNK] = 'l', [DT_FIFO] = 'p',

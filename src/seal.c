@@ -60,8 +60,10 @@ static const struct seal_column scan_columns[] = {
 	{"started_ns", false}, {"finished_ns", false},  {"status", true},    {"entries", false},
 	{"files", false},      {"dirs", false},         {"bytes", false},    {"errors", false},
 	{"reused", false},     {"hashed", false},       {"base_scan_id", false}, {"pid", false},
+	{"run_ns", false},
 };
 #define NSCAN_COLUMNS (sizeof(scan_columns) / sizeof(scan_columns[0]))
+#define NSCAN_ALWAYS 20 /* fields every scan line has; those after, only when one is not NULL */
 
 /* A file row's fields, in line order: every column of `file`. */
 static const struct seal_column file_columns[FIDX_SEAL_FILE_FIELDS] = {
@@ -72,8 +74,12 @@ static const struct seal_column file_columns[FIDX_SEAL_FILE_FIELDS] = {
 	{"ctime_ns", false}, {"btime_ns", false}, {"link_target", true},  {"md5", true},
 	{"sha1", true},      {"sha256", true},    {"sha512", true},       {"xxh128", true},
 	{"error", true},     {"digests_from", false},
+	{"atime_sec", false}, {"atime_nsec", false}, {"mtime_sec", false}, {"mtime_nsec", false},
+	{"ctime_sec", false}, {"ctime_nsec", false}, {"btime_sec", false}, {"btime_nsec", false},
 };
 #define NFILE_COLUMNS FIDX_SEAL_FILE_FIELDS
+#define NFILE_ALWAYS 26 /* fields every file line has; those after, only when one is not NULL */
+#define FIRST_V4_FILE_COLUMN "atime_sec" /* a column that tells schema 4 from earlier */
 #define FILE_PATH_COLUMN 2 /* index of "path" in file_columns */
 
 /* What makes lines, for sealing and checking alike. */
@@ -87,6 +93,7 @@ struct lines {
 	size_t len, cap;      /* its length and the buffer's size */
 	char *why;            /* where a failure is described */
 	size_t whylen;        /* its size */
+	bool v4;              /* the tables have the columns of schema 4 (else read as NULL) */
 };
 
 /* Formats a failure into l->why.  Returns -1. */
@@ -118,11 +125,18 @@ static int prepare(struct lines *l, const char *sql, sqlite3_stmt **s)
 /* Sets l up on db, failures described in why.  Returns 0, or -1 with the reason set. */
 static int lines_open(struct lines *l, sqlite3 *db, char *why, size_t whylen)
 {
+	sqlite3_stmt *s;
 	*l = (struct lines){.db = db, .why = why, .whylen = whylen};
 	l->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
 	l->one = EVP_MD_CTX_new();
 	if (!l->sha256 || !l->one)
 		return fail(l, "cannot set up SHA-256");
+	/* A database of an earlier schema is read as is: its missing columns are NULL. */
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('file') WHERE name = '"
+			       FIRST_V4_FILE_COLUMN "'", -1, &s, NULL) != SQLITE_OK)
+		return db_fail(l, "read");
+	l->v4 = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
 	return 0;
 }
 
@@ -236,13 +250,19 @@ static int append_by_sqlite(struct lines *l, sqlite3_value *v, bool bytes)
 /*
  * Makes the line of the n values v of columns cols (the hot loop of
  * sealing): the single formatter of lines, whether the values come from a
- * record being written or from a row read back.  Returns 0, or -1.
+ * record being written or from a row read back.  The fields from always on
+ * (those a later schema added) are written only when one of them is not
+ * NULL.  Returns 0, or -1.
  */
 static int make_line(struct lines *l, const struct seal_column *cols,
-		     const struct fidx_seal_value *v, size_t n)
+		     const struct fidx_seal_value *v, size_t n, size_t always)
 {
+	size_t upto = always;
+	for (size_t c = always; c < n; c++)
+		if (v[c].type != SQLITE_NULL)
+			upto = n;
 	l->len = 0;
-	for (size_t c = 0; c < n; c++) {
+	for (size_t c = 0; c < upto; c++) {
 		if (reserve(l, FIELD_ROOM) < 0)
 			return -1;
 		if (c)
@@ -321,13 +341,17 @@ static int row_hash(struct lines *l, uint8_t out[FIDX_ROW_HASH_LEN])
 	return 0;
 }
 
-/* Writes "SELECT <cols>" followed by rest into buf (large enough for our SQL). */
-static void select_sql(char *buf, size_t size, const struct seal_column *cols, size_t n,
-		       const char *rest)
+/*
+ * Writes "SELECT <cols>" followed by rest into buf (large enough for our SQL);
+ * without l->v4, the columns from always on are NULL.
+ */
+static void select_sql(const struct lines *l, char *buf, size_t size,
+		       const struct seal_column *cols, size_t n, size_t always, const char *rest)
 {
 	size_t len = (size_t)snprintf(buf, size, "SELECT");
 	for (size_t i = 0; i < n && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s %s", i ? "," : "", cols[i].name);
+		len += (size_t)snprintf(buf + len, size - len, "%s %s", i ? "," : "",
+					i < always || l->v4 ? cols[i].name : "NULL");
 	if (len < size)
 		snprintf(buf + len, size - len, "%s", rest);
 }
@@ -341,7 +365,7 @@ static int scan_row(struct lines *l, const char *extra, sqlite3_stmt **s)
 {
 	char sql[1024], rest[256];
 	snprintf(rest, sizeof(rest), "%s FROM scan WHERE id = ?1", extra);
-	select_sql(sql, sizeof(sql), scan_columns, NSCAN_COLUMNS, rest);
+	select_sql(l, sql, sizeof(sql), scan_columns, NSCAN_COLUMNS, NSCAN_ALWAYS, rest);
 	if (prepare(l, sql, s) < 0)
 		return -1;
 	int rc = sqlite3_step(*s);
@@ -357,7 +381,7 @@ static int seal_scan_line(struct lines *l, sqlite3_stmt *s, EVP_MD_CTX *ctx)
 {
 	struct fidx_seal_value v[NSCAN_COLUMNS];
 	if (row_values(l, s, scan_columns, NSCAN_COLUMNS, v) < 0 ||
-	    make_line(l, scan_columns, v, NSCAN_COLUMNS) < 0)
+	    make_line(l, scan_columns, v, NSCAN_COLUMNS, NSCAN_ALWAYS) < 0)
 		return -1;
 	return seal_line(l, ctx);
 }
@@ -389,7 +413,7 @@ static int file_rows(struct lines *l, const char *extra, sqlite3_stmt **s, int64
 
 	snprintf(rest, sizeof(rest), "%s FROM file NOT INDEXED"
 		 " WHERE id BETWEEN ?2 AND ?3 AND scan_id = ?1 ORDER BY id", extra);
-	select_sql(sql, sizeof(sql), file_columns, NFILE_COLUMNS, rest);
+	select_sql(l, sql, sizeof(sql), file_columns, NFILE_COLUMNS, NFILE_ALWAYS, rest);
 	if (prepare(l, sql, s) < 0)
 		return -1;
 	sqlite3_bind_int64(*s, 2, *lo);
@@ -667,7 +691,7 @@ int fidx_sealer_begin(struct fidx_sealer *z, int64_t scan_id)
 /* Makes the line of file row v and adds it to scan c's seal.  Returns 0, or -1. */
 static int add_row(struct fidx_sealer *z, struct scan_seal *c, const struct fidx_seal_value *v)
 {
-	if (make_line(&z->l, file_columns, v, NFILE_COLUMNS) < 0)
+	if (make_line(&z->l, file_columns, v, NFILE_COLUMNS, NFILE_ALWAYS) < 0)
 		return -1;
 	return add_line(z, c, v[0].i);
 }
@@ -824,7 +848,8 @@ static int check_rows(struct lines *l, fidx_seal_found_fn *found, void *arg,
 		return -1;
 	while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
 		if (row_values(l, rows, file_columns, NFILE_COLUMNS, v) < 0 ||
-		    make_line(l, file_columns, v, NFILE_COLUMNS) < 0 || row_hash(l, hash) < 0) {
+		    make_line(l, file_columns, v, NFILE_COLUMNS, NFILE_ALWAYS) < 0 ||
+		    row_hash(l, hash) < 0) {
 			sqlite3_finalize(rows);
 			return -1;
 		}
@@ -970,7 +995,8 @@ int fidx_seal_check(sqlite3 *db, int64_t scan_id, fidx_seal_found_fn *found, voi
 		goto out;
 	while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
 		if (row_values(&l, rows, file_columns, NFILE_COLUMNS, v) < 0 ||
-		    make_line(&l, file_columns, v, NFILE_COLUMNS) < 0 || seal_line(&l, all) < 0)
+		    make_line(&l, file_columns, v, NFILE_COLUMNS, NFILE_ALWAYS) < 0 ||
+		    seal_line(&l, all) < 0)
 			goto out;
 		r->rows++;
 	}

@@ -5,10 +5,16 @@
  * The canonical form (seal format 1; docs/SCHEMA.md, "The seal"):
  *
  *     lines 1..n    each file row of the scan, ORDER BY id: 26 fields
- *                   (seal.c, file_columns[]), scan_id among them
- *     line n+1      the scan row: 20 fields (seal.c, scan_columns[]), last,
- *                   since its totals are only known at the end
+ *                   (seal.c, file_columns[]), scan_id among them, then the
+ *                   8 fields schema 4 added (times beyond the *_ns range)
+ *                   when any of them is not NULL
+ *     line n+1      the scan row: 20 fields (seal.c, scan_columns[]), then
+ *                   run_ns (schema 4) when it is not NULL; last, since its
+ *                   totals are only known at the end
  *
+ * A row written before schema 4 has NULL in the columns 4 added, so its line,
+ * and the seal of a scan made before 4, is what it was: the columns a schema
+ * adds extend the format without changing it.
  * Fields are separated by '|' and every line ends with '\n'.  Each field is
  * the SQL literal that SQLite's quote() writes: an INTEGER column as
  * quote(c) (decimal, or NULL), a TEXT or BLOB column as
@@ -42,7 +48,7 @@
 
 #define FIDX_SEAL_LEN 32        /* bytes of a seal (SHA-256) */
 #define FIDX_ROW_HASH_LEN 8     /* bytes kept of each row's SHA-256 (file_seal.row_hash) */
-#define FIDX_SEAL_FILE_FIELDS 26 /* fields of a file row's line: file's columns, in table order */
+#define FIDX_SEAL_FILE_FIELDS 34 /* fields of a file row: file's columns, in table order */
 
 /*
  * One field of a line: a value as bound to a column or read from it.  A

@@ -60,9 +60,11 @@
 #include <unistd.h>
 
 #include "dbfile.h"
+#include "dbtime.h"
 #include "diag.h"
 #include "pathindex.h"
 #include "seal.h"
+#include "sysinfo.h"
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -218,6 +220,124 @@ static const char schema_sql[] =
 	" row_hash BLOB NOT NULL);\n"
 
 /*
+ * Version 4: times exact over statx's whole range (dbtime.h).  A time that
+ * does not fit the *_ns column (before 1677-09-21, after 2262-04-11) is kept
+ * as T_sec, T_nsec, its T_ns left NULL.  file_view shows the years SQLite's
+ * date functions know, 0000 to 9999 (NULL outside).  scan.run_ns is the time the scan
+ * ran, over every run of a resumed scan (the gap between runs left out).
+ * local_time holds the scanning host's offset from UTC from each `since`
+ * (a second) on, over the times the scan recorded: the GDBack view `data`
+ * and its `metadata` show dates in the scanning host's local time, as the
+ * Go tool did.  file_view shows every time, `data` follows GDBack's schema
+ * (file_extension with its dot, one row per non-directory, the newest
+ * complete scan of each root, a root inside another's tree shown from the
+ * newer scan: CURRENT_FILE_SQL), `metadata` is GDBack's table of the same name.
+ */
+#define ISO_TIME_V4(t) \
+	"CASE WHEN " FIDX_TIME_SEC_SQL(t) " BETWEEN -62167219200 AND 253402300799 THEN" \
+	" strftime('%Y-%m-%dT%H:%M:%S', " FIDX_TIME_SEC_SQL(t) ", 'unixepoch')" \
+	" || printf('.%09dZ', " FIDX_TIME_NSEC_SQL(t) ") END"
+
+/* SQL: the UTC offset of the scanning host at second sec of the row's scan (0 when unknown). */
+#define UTC_OFFSET(scan, sec) \
+	"coalesce((SELECT l.utc_offset FROM local_time l WHERE l.scan_id = " scan \
+	" AND l.since <= " sec " ORDER BY l.since DESC LIMIT 1), 0)"
+
+/* SQL: second sec of the row's scan as "YYYY-MM-DD HH:MM:SS" in the scanning host's local time. */
+#define LOCAL_DATETIME(scan, sec) \
+	"strftime('%Y-%m-%d %H:%M:%S', " sec " + " UTC_OFFSET(scan, sec) ", 'unixepoch')"
+
+/* SQL: scan s is the newest complete scan of its root. */
+#define NEWEST_COMPLETE(s) \
+	s ".status = 'complete' AND " s ".id = (SELECT max(id) FROM scan" \
+	" WHERE root = " s ".root AND status = 'complete')"
+
+/*
+ * SQL: path p (of a row of scan s) lies in the tree of a newer scan n that
+ * is the newest complete scan of its root: the row is shown from n instead.
+ */
+#define COVERED_BY_NEWER(s, p) \
+	"EXISTS (SELECT 1 FROM scan n WHERE n.id > " s ".id AND " NEWEST_COMPLETE("n") \
+	" AND (n.root = '/' OR " p " = n.root OR (" p " > n.root || '/' AND " p " < n.root || '0')))"
+
+#define SCHEMA_V4_SQL \
+	"ALTER TABLE file ADD COLUMN atime_sec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN atime_nsec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN mtime_sec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN mtime_nsec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN ctime_sec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN ctime_nsec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN btime_sec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN btime_nsec INTEGER;\n" \
+	"ALTER TABLE scan ADD COLUMN run_ns INTEGER;\n" \
+	"CREATE TABLE local_time (" \
+	" scan_id INTEGER NOT NULL REFERENCES scan(id)," \
+	" since INTEGER NOT NULL," \
+	" utc_offset INTEGER NOT NULL," \
+	" PRIMARY KEY (scan_id, since)) WITHOUT ROWID;\n" \
+	"DROP VIEW IF EXISTS file_view;\n" \
+	"CREATE VIEW file_view AS SELECT" \
+	" id, scan_id, path, name, ext," \
+	" CASE type WHEN 'f' THEN 'file' WHEN 'd' THEN 'directory'" \
+	"  WHEN 'l' THEN 'symlink' WHEN 'p' THEN 'fifo' WHEN 's' THEN 'socket'" \
+	"  WHEN 'c' THEN 'char device' WHEN 'b' THEN 'block device' END AS type," \
+	" size, blocks," \
+	" substr('?pc?d?b?-?l?s?\?\?', ((mode >> 12) & 15) + 1, 1)" \
+	"  || substr('-r', ((mode >> 8) & 1) + 1, 1)" \
+	"  || substr('-w', ((mode >> 7) & 1) + 1, 1)" \
+	"  || substr('-xSs', ((mode >> 6) & 1) + ((mode >> 10) & 2) + 1, 1)" \
+	"  || substr('-r', ((mode >> 5) & 1) + 1, 1)" \
+	"  || substr('-w', ((mode >> 4) & 1) + 1, 1)" \
+	"  || substr('-xSs', ((mode >> 3) & 1) + ((mode >> 9) & 2) + 1, 1)" \
+	"  || substr('-r', ((mode >> 2) & 1) + 1, 1)" \
+	"  || substr('-w', ((mode >> 1) & 1) + 1, 1)" \
+	"  || substr('-xTt', (mode & 1) + ((mode >> 8) & 2) + 1, 1) AS permissions," \
+	" CASE WHEN mode IS NOT NULL THEN printf('%06o', mode) END AS mode," \
+	" uid, gid, nlink," \
+	" CASE WHEN dev IS NOT NULL THEN" \
+	"  printf('%d:%d', ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xfffff000)," \
+	"  (dev & 0xff) | ((dev >> 12) & 0xffffff00)) END AS device," \
+	" ino," \
+	" " ISO_TIME_V4("atime") " AS atime," \
+	" " ISO_TIME_V4("mtime") " AS mtime," \
+	" " ISO_TIME_V4("ctime") " AS ctime," \
+	" " ISO_TIME_V4("btime") " AS btime," \
+	" link_target," \
+	" " HEX_DIGEST("md5") " AS md5," \
+	" " HEX_DIGEST("sha1") " AS sha1," \
+	" " HEX_DIGEST("sha256") " AS sha256," \
+	" " HEX_DIGEST("sha512") " AS sha512," \
+	" " HEX_DIGEST("xxh128") " AS xxh128," \
+	" error" \
+	" FROM file;\n" \
+	"DROP VIEW IF EXISTS data;\n" \
+	"CREATE VIEW data AS SELECT" \
+	" f.id AS id, f.path AS full_path, f.name AS file_name," \
+	" CASE WHEN f.ext <> '' THEN '.' || f.ext WHEN instr(f.name, '.') = 0 THEN ''" \
+	"  WHEN substr(f.name, -1) = '.' THEN '.' ELSE '.' || ltrim(f.name, '.') END" \
+	"  AS file_extension," \
+	" " HEX_DIGEST("f.md5") " AS hash_md5," \
+	" f.size AS size_bytes," \
+	" " LOCAL_DATETIME("f.scan_id", FIDX_TIME_SEC_SQL("f.btime")) " AS date_creation," \
+	" " LOCAL_DATETIME("f.scan_id", FIDX_TIME_SEC_SQL("f.mtime")) \
+	"  AS date_last_modification" \
+	" FROM scan s JOIN file f ON f.scan_id = s.id" \
+	" WHERE " NEWEST_COMPLETE("s") " AND f.type IS NOT 'd'" \
+	" AND NOT " COVERED_BY_NEWER("s", "f.path") ";\n" \
+	"CREATE VIEW metadata AS SELECT" \
+	" s.id AS id, NULL AS signature_md5, NULL AS challenge, 'linux' AS so," \
+	" CASE s.arch WHEN 'x86_64' THEN 'amd64' WHEN 'aarch64' THEN 'arm64'" \
+	"  WHEN 'i386' THEN '386' WHEN 'i486' THEN '386' WHEN 'i586' THEN '386'" \
+	"  WHEN 'i686' THEN '386' WHEN 'armv6l' THEN 'arm' WHEN 'armv7l' THEN 'arm'" \
+	"  WHEN 'ppc64le' THEN 'ppc64le' WHEN 'ppc64' THEN 'ppc64' WHEN 's390x' THEN 's390x'" \
+	"  WHEN 'riscv64' THEN 'riscv64' WHEN 'mips64' THEN 'mips64'" \
+	"  WHEN 'loongarch64' THEN 'loong64' ELSE s.arch END AS architecture," \
+	" " LOCAL_DATETIME("s.id", "(s.started_ns / 1000000000 - (s.started_ns % 1000000000 < 0))") \
+	"  AS date_db_creation" \
+	" FROM scan s WHERE " NEWEST_COMPLETE("s") \
+	" AND NOT " COVERED_BY_NEWER("s", "s.root") ";\n"
+
+/*
  * migrations[v - 1] takes a database from version v to v + 1.  A new
  * database gets schema_sql and then every step, so that each addition is
  * written once and a new database equals a migrated one.  Steps only add
@@ -229,6 +349,8 @@ static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	FILE_DIGEST_SQL PATH_INDEX_SQL,
 	/* 2 -> 3 */
 	SCAN_V3_SQL,
+	/* 3 -> 4 */
+	SCHEMA_V4_SQL,
 };
 
 /*
@@ -241,18 +363,37 @@ enum {
 	P_SIZE, P_BLOCKS, P_MODE, P_UID, P_GID, P_NLINK, P_DEV, P_INO,
 	P_ATIME, P_MTIME, P_CTIME, P_BTIME,
 	P_LINK, P_DIGEST0, P_ERROR = P_DIGEST0 + FIDX_NDIGESTS, P_DIGESTS_FROM,
+	P_TIME_EXT, /* atime_sec, atime_nsec, ... btime_nsec (dbtime.h) */
+	P_LAST = P_TIME_EXT + FIDX_TIME_EXT_COLUMNS - 1,
 };
+
+_Static_assert(P_LAST + 1 == FIDX_SEAL_FILE_FIELDS, "a seal field per column of file");
 
 static const char insert_sql[] =
 	"INSERT INTO file (scan_id, path, name, ext, type,"
 	" size, blocks, mode, uid, gid, nlink, dev, ino,"
 	" atime_ns, mtime_ns, ctime_ns, btime_ns,"
-	" link_target, md5, sha1, sha256, sha512, xxh128, error, digests_from)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" link_target, md5, sha1, sha256, sha512, xxh128, error, digests_from, "
+	FIDX_TIME_EXT_NAMES ")"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	" ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/* A scan this store is writing (begun or resumed, not yet ended). */
+struct store_scan {
+	int64_t id;            /* scan.id */
+	int64_t ran_before_ns; /* run_ns of its earlier runs (a resumed scan) */
+	int64_t started_mono;  /* this run's start, fidx_monotonic_ns() */
+	int64_t tmin, tmax;    /* the span of seconds of the times `data` shows
+				  (mtime, btime, the start): local_time covers it */
+};
 
 struct fidx_store {
 	sqlite3 *db;           /* the connection; NULL until opened */
 	sqlite3_stmt *insert;  /* insert_sql, prepared once */
+	sqlite3_stmt *run;     /* UPDATE of scan.run_ns, prepared when first used */
+	struct store_scan *scans; /* the scans being written */
+	size_t nscans, capscans;  /* how many, and room */
+	size_t last_scan;      /* index of the scan of the last row added (a cache) */
 	char *path;            /* database path as given, for messages */
 	unsigned batch_rows;   /* rows per transaction */
 	unsigned pending;      /* rows added in the open transaction */
@@ -400,6 +541,112 @@ static void rollback(struct fidx_store *st)
 }
 
 /*
+ * Starts following scan id, begun or resumed by this store, whose earlier
+ * runs took ran_before_ns and whose recorded times span tmin..tmax seconds.
+ * Returns 0, or -1 with the message set.
+ */
+static int scan_follow(struct fidx_store *st, int64_t id, int64_t ran_before_ns, int64_t tmin,
+		       int64_t tmax)
+{
+	if (st->nscans == st->capscans) {
+		size_t cap = st->capscans ? 2 * st->capscans : 4;
+		struct store_scan *p = realloc(st->scans, cap * sizeof(*p));
+		if (!p)
+			return set_error(st, "cannot write database '%s': out of memory",
+					 fidx_quote(st->path));
+		st->scans = p;
+		st->capscans = cap;
+	}
+	st->scans[st->nscans++] = (struct store_scan){
+		.id = id, .ran_before_ns = ran_before_ns, .started_mono = fidx_monotonic_ns(),
+		.tmin = tmin, .tmax = tmax,
+	};
+	return 0;
+}
+
+/* Returns the scan id this store is writing, or NULL. */
+static struct store_scan *scan_followed(struct fidx_store *st, int64_t id)
+{
+	if (st->last_scan < st->nscans && st->scans[st->last_scan].id == id)
+		return &st->scans[st->last_scan];
+	for (size_t i = 0; i < st->nscans; i++)
+		if (st->scans[i].id == id)
+			return &st->scans[st->last_scan = i];
+	return NULL;
+}
+
+/* Returns how long scan c has run, over all its runs, in ns. */
+static int64_t scan_run_ns(const struct store_scan *c)
+{
+	return c->ran_before_ns + (fidx_monotonic_ns() - c->started_mono);
+}
+
+/*
+ * Writes run_ns of every scan being written (in the open transaction), so
+ * that a killed scan keeps the time it ran until its last commit.  Returns 0,
+ * or -1 with the message set.
+ */
+static int update_run_times(struct fidx_store *st)
+{
+	if (!st->nscans)
+		return 0;
+	if (!st->run && sqlite3_prepare_v3(st->db, "UPDATE scan SET run_ns = ? WHERE id = ?", -1,
+					   SQLITE_PREPARE_PERSISTENT, &st->run, NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	for (size_t i = 0; i < st->nscans; i++) {
+		sqlite3_bind_int64(st->run, 1, scan_run_ns(&st->scans[i]));
+		sqlite3_bind_int64(st->run, 2, st->scans[i].id);
+		int rc = sqlite3_step(st->run);
+		sqlite3_reset(st->run);
+		if (rc != SQLITE_DONE)
+			return sqlite_error(st, "write");
+	}
+	return 0;
+}
+
+/* Widens scan c's span of times by time t. */
+static inline void scan_span(struct store_scan *c, const struct fidx_time *t)
+{
+	if (t->sec < c->tmin)
+		c->tmin = t->sec;
+	if (t->sec > c->tmax)
+		c->tmax = t->sec;
+}
+
+/* fidx_utc_offsets()'s callback: inserts one local_time row with statement arg. */
+static int put_offset(void *arg, int64_t since, long offset)
+{
+	sqlite3_stmt *s = arg;
+	sqlite3_bind_int64(s, 2, since);
+	sqlite3_bind_int64(s, 3, offset);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * Replaces the local_time rows of scan c (in the open transaction) with the
+ * host's UTC offsets over its span of times.  Returns 0, or -1 with the
+ * message set.
+ */
+static int write_local_time(struct fidx_store *st, const struct store_scan *c)
+{
+	sqlite3_stmt *s;
+	char sql[96];
+	snprintf(sql, sizeof(sql), "DELETE FROM local_time WHERE scan_id = %" PRId64, c->id);
+	if (exec(st, sql, "write") < 0)
+		return -1;
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO local_time (scan_id, since, utc_offset)"
+			       " VALUES (?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+		return sqlite_error(st, "prepare");
+	sqlite3_bind_int64(s, 1, c->id);
+	int ret = fidx_utc_offsets(c->tmin, c->tmax, put_offset, s) == 0 ? 0
+		  : sqlite_error(st, "write");
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/*
  * Creates the schema in a new database, or migrates an older one to
  * FIDX_SCHEMA_VERSION, in one transaction that also sets user_version, so a
  * failure leaves the file as it was; does nothing when another process did
@@ -519,6 +766,24 @@ static inline struct fidx_seal_value text_value(const char *p, size_t n)
 }
 
 /*
+ * Sets the fields of time t (kind k): its T_ns when it fits, else T_sec and
+ * T_nsec (dbtime.h); the other form NULL.
+ */
+static void time_values(struct fidx_seal_value *v, enum fidx_time_kind k, struct fidx_time t)
+{
+	static const struct fidx_seal_value null = {.type = SQLITE_NULL};
+	int64_t ns;
+	if (fidx_time_to_ns(t, &ns)) {
+		v[P_ATIME + k] = int_value(ns);
+		v[P_TIME_EXT + 2 * k] = v[P_TIME_EXT + 2 * k + 1] = null;
+	} else {
+		v[P_ATIME + k] = null;
+		v[P_TIME_EXT + 2 * k] = int_value(t.sec);
+		v[P_TIME_EXT + 2 * k + 1] = int_value(t.nsec);
+	}
+}
+
+/*
  * Fills v[1..] with the values of rec's row, field i for the column bound to
  * parameter i (v[0], the id, is SQLite's to give).  They point into rec.
  */
@@ -526,6 +791,9 @@ static void record_values(const struct fidx_record *rec, struct fidx_seal_value 
 {
 	static const struct fidx_seal_value null = {.type = SQLITE_NULL};
 	const struct fidx_meta *m = &rec->meta;
+
+	for (int i = P_TIME_EXT; i <= P_LAST; i++)
+		v[i] = null;
 
 	v[P_SCAN_ID] = int_value(rec->scan_id);
 	v[P_PATH] = text_value(rec->path, rec->path_len);
@@ -542,10 +810,13 @@ static void record_values(const struct fidx_record *rec, struct fidx_seal_value 
 		v[P_NLINK] = int_value((int64_t)m->nlink);
 		v[P_DEV] = int_value((int64_t)m->dev);
 		v[P_INO] = int_value((int64_t)m->ino);
-		v[P_ATIME] = int_value(m->atime_ns);
-		v[P_MTIME] = int_value(m->mtime_ns);
-		v[P_CTIME] = int_value(m->ctime_ns);
-		v[P_BTIME] = m->has_btime ? int_value(m->btime_ns) : null;
+		time_values(v, FIDX_ATIME, m->atime);
+		time_values(v, FIDX_MTIME, m->mtime);
+		time_values(v, FIDX_CTIME, m->ctime);
+		if (m->has_btime)
+			time_values(v, FIDX_BTIME, m->btime);
+		else
+			v[P_BTIME] = null;
 	} else {
 		for (int i = P_SIZE; i <= P_BTIME; i++)
 			v[i] = null;
@@ -561,11 +832,11 @@ static void record_values(const struct fidx_record *rec, struct fidx_seal_value 
 	v[P_DIGESTS_FROM] = rec->digests_from ? int_value(rec->digests_from) : null;
 }
 
-/* Binds v[1..P_DIGESTS_FROM] to the insert statement.  Returns an SQLite code. */
+/* Binds v[1..P_LAST] to the insert statement.  Returns an SQLite code. */
 static int bind_values(sqlite3_stmt *s, const struct fidx_seal_value *v)
 {
 	int rc = SQLITE_OK;
-	for (int i = P_SCAN_ID; i <= P_DIGESTS_FROM; i++) {
+	for (int i = P_SCAN_ID; i <= P_LAST; i++) {
 		switch (v[i].type) {
 		case SQLITE_INTEGER:
 			rc |= sqlite3_bind_int64(s, i, v[i].i);
@@ -604,6 +875,12 @@ int fidx_store_add(struct fidx_store *st, const struct fidx_record *rec)
 		return -1;
 	}
 	sqlite3_reset(st->insert);
+	struct store_scan *c = rec->has_meta ? scan_followed(st, rec->scan_id) : NULL;
+	if (c) {
+		scan_span(c, &rec->meta.mtime);
+		if (rec->meta.has_btime)
+			scan_span(c, &rec->meta.btime);
+	}
 	/* The row's seal line, from the values just bound, and its id. */
 	v[0] = int_value(sqlite3_last_insert_rowid(st->db));
 	if (st->sealer && fidx_sealer_row(st->sealer, rec->scan_id, v) < 0) {
@@ -625,9 +902,14 @@ int fidx_store_flush(struct fidx_store *st)
 {
 	if (!st->in_txn)
 		return 0;
-	/* The file_seal rows of the rows added go into the same transaction. */
+	/* The file_seal rows of the rows added go into the same transaction, and so
+	 * does the time the scans have run. */
 	if (st->sealer && fidx_sealer_sync(st->sealer) < 0) {
 		seal_error(st);
+		rollback(st);
+		return -1;
+	}
+	if (update_run_times(st) < 0) {
 		rollback(st);
 		return -1;
 	}
@@ -666,6 +948,9 @@ int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info
 	}
 	id = sqlite3_last_insert_rowid(st->db);
 	sqlite3_finalize(s);
+	int64_t start = fidx_time_of_ns(info->started_ns).sec;
+	if (scan_follow(st, id, 0, start, start) < 0)
+		return -1;
 	if (st->sealer && fidx_sealer_begin(st->sealer, id) < 0)
 		return seal_error(st);
 	return id;
@@ -679,6 +964,21 @@ int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
 
 	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
+	/* How long the earlier runs took: run_ns since schema 4, else the end of the last one. */
+	if (sqlite3_prepare_v2(st->db, "SELECT coalesce(run_ns, finished_ns - started_ns, 0),"
+			       " started_ns / 1000000000 FROM scan WHERE id = ?",
+			       -1, &s, NULL) != SQLITE_OK) {
+		sqlite_error(st, "read");
+		goto fail;
+	}
+	sqlite3_bind_int64(s, 1, scan_id);
+	int64_t ran_before = 0, start = 0;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		ran_before = sqlite3_column_int64(s, 0);
+		start = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
 	snprintf(sql, sizeof(sql), "UPDATE scan SET status = 'running', finished_ns = NULL,"
 		 " pid = %d WHERE id = %" PRId64 " AND status <> 'complete'", (int)getpid(), scan_id);
 	if (exec(st, sql, "write") < 0)
@@ -704,7 +1004,9 @@ int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
 			       " coalesce(sum(CASE WHEN type = 'f' THEN size END), 0), count(error),"
 			       " count(digests_from),"
 			       " coalesce(sum(type = 'f' AND digests_from IS NULL AND"
-			       "  coalesce(md5, sha1, sha256, sha512, xxh128) IS NOT NULL), 0)"
+			       "  coalesce(md5, sha1, sha256, sha512, xxh128) IS NOT NULL), 0),"
+			       " min(" FIDX_TIME_SEC_SQL("mtime") "), max(" FIDX_TIME_SEC_SQL("mtime") "),"
+			       " min(" FIDX_TIME_SEC_SQL("btime") "), max(" FIDX_TIME_SEC_SQL("btime") ")"
 			       " FROM file WHERE scan_id = ?", -1, &s, NULL) != SQLITE_OK) {
 		sqlite_error(st, "read");
 		goto fail;
@@ -723,8 +1025,19 @@ int fidx_store_resume_scan(struct fidx_store *st, int64_t scan_id,
 		.reused = (uint64_t)sqlite3_column_int64(s, 5),
 		.hashed = (uint64_t)sqlite3_column_int64(s, 6),
 	};
+	/* The span of the times the kept rows show: local_time covers them too. */
+	int64_t tmin = start, tmax = start;
+	for (int c = 7; c <= 10; c++) {
+		if (sqlite3_column_type(s, c) == SQLITE_NULL)
+			continue;
+		int64_t t = sqlite3_column_int64(s, c);
+		tmin = t < tmin ? t : tmin;
+		tmax = t > tmax ? t : tmax;
+	}
 	sqlite3_finalize(s);
 	s = NULL;
+	if (!scan_followed(st, scan_id) && scan_follow(st, scan_id, ran_before, tmin, tmax) < 0)
+		goto fail;
 	/* The seal goes on from the rows kept, read back once (their file_seal rows anew). */
 	if (st->sealer && fidx_sealer_resume(st->sealer, scan_id) < 0) {
 		seal_error(st);
@@ -742,16 +1055,20 @@ fail:
 int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 			const struct fidx_scan_totals *totals)
 {
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = NULL;
 
-	if (fidx_store_flush(st) < 0)
+	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
+	struct store_scan *c = scan_followed(st, scan_id);
 	if (sqlite3_prepare_v2(st->db,
 			       "UPDATE scan SET finished_ns = ?, status = ?, entries = ?,"
 			       " files = ?, dirs = ?, bytes = ?, errors = ?, reused = ?, hashed = ?,"
-			       " base_scan_id = coalesce(?, base_scan_id) WHERE id = ?",
-			       -1, &s, NULL) != SQLITE_OK)
-		return sqlite_error(st, "prepare");
+			       " base_scan_id = coalesce(?, base_scan_id),"
+			       " run_ns = coalesce(?, run_ns) WHERE id = ?",
+			       -1, &s, NULL) != SQLITE_OK) {
+		sqlite_error(st, "prepare");
+		goto fail;
+	}
 	sqlite3_bind_int64(s, 1, totals->finished_ns);
 	sqlite3_bind_text(s, 2, totals->status, -1, SQLITE_STATIC);
 	bind_u64(s, 3, totals->entries);
@@ -765,18 +1082,38 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 		sqlite3_bind_int64(s, 10, totals->base_scan_id);
 	else
 		sqlite3_bind_null(s, 10);
-	sqlite3_bind_int64(s, 11, scan_id);
+	if (c)
+		sqlite3_bind_int64(s, 11, scan_run_ns(c));
+	else
+		sqlite3_bind_null(s, 11);
+	sqlite3_bind_int64(s, 12, scan_id);
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		sqlite3_reset(s);
 		sqlite_error(st, "write");
-		sqlite3_finalize(s);
-		return -1;
+		goto fail;
+	}
+	if (sqlite3_changes(st->db) != 1) {
+		set_error(st, "cannot write database '%s': no scan %" PRId64, fidx_quote(st->path),
+			  scan_id);
+		goto fail;
 	}
 	sqlite3_finalize(s);
-	if (sqlite3_changes(st->db) != 1)
-		return set_error(st, "cannot write database '%s': no scan %" PRId64,
-				 fidx_quote(st->path), scan_id);
+	s = NULL;
+	if (c) {
+		/* The end counts as a time of the scan, for the local dates of `data`. */
+		scan_span(c, &(struct fidx_time){.sec = fidx_time_of_ns(totals->finished_ns).sec});
+		if (!st->scratch && write_local_time(st, c) < 0)
+			goto fail;
+	}
+	if (exec(st, "COMMIT", "write") < 0)
+		goto fail;
+	if (c)
+		*c = st->scans[--st->nscans];
 	return 0;
+fail:
+	sqlite3_finalize(s);
+	rollback(st);
+	return -1;
 }
 
 int fidx_store_build_indexes(struct fidx_store *st)
@@ -815,9 +1152,11 @@ int fidx_store_close(struct fidx_store *st)
 			rollback(st);
 		fidx_sealer_free(st->sealer);
 		sqlite3_finalize(st->insert);
+		sqlite3_finalize(st->run);
 		if (sqlite3_close(st->db) != SQLITE_OK)
 			ret = -1;
 	}
+	free(st->scans);
 	free(st->path);
 	free(st);
 	return ret;

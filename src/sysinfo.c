@@ -60,6 +60,54 @@ int64_t fidx_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t fidx_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The host's offset from UTC at second t (0 when localtime_r() cannot say). */
+static long utc_offset_at(int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	return localtime_r(&tt, &tm) ? tm.tm_gmtoff : 0;
+}
+
+int fidx_utc_offsets(int64_t lo, int64_t hi, int (*fn)(void *arg, int64_t since, long offset),
+		     void *arg)
+{
+	const int64_t day = 86400;
+	lo = lo < FIDX_UTC_OFFSETS_FROM ? FIDX_UTC_OFFSETS_FROM
+	     : lo > FIDX_UTC_OFFSETS_TO ? FIDX_UTC_OFFSETS_TO : lo;
+	hi = hi < lo ? lo : hi > FIDX_UTC_OFFSETS_TO ? FIDX_UTC_OFFSETS_TO : hi;
+	tzset();
+	long offset = utc_offset_at(lo);
+	int ret = fn(arg, INT64_MIN, offset);
+	for (int64_t t = lo; ret == 0 && t < hi;) {
+		int64_t next = hi - t > day ? t + day : hi;
+		long at = utc_offset_at(next);
+		if (at == offset) {
+			t = next;
+			continue;
+		}
+		/* The first second of the change, in (t, next]. */
+		int64_t a = t, b = next;
+		while (b - a > 1) {
+			int64_t m = a + (b - a) / 2;
+			if (utc_offset_at(m) == offset)
+				a = m;
+			else
+				b = m;
+		}
+		offset = utc_offset_at(b);
+		ret = fn(arg, b, offset);
+		t = b;
+	}
+	return ret;
+}
+
 unsigned fidx_usable_cpus(void)
 {
 	cpu_set_t set;

@@ -23,4 +23,24 @@ unsigned fidx_usable_cpus(void);
 /* Returns the wall-clock time in ns since the epoch (UTC). */
 int64_t fidx_now_ns(void);
 
+/* Returns CLOCK_MONOTONIC in ns: for durations. */
+int64_t fidx_monotonic_ns(void);
+
+/* The span of seconds fidx_utc_offsets() looks at: 1800-01-01 to 2500-01-01 UTC. */
+#define FIDX_UTC_OFFSETS_FROM (-5364662400LL)
+#define FIDX_UTC_OFFSETS_TO 16725225600LL
+
+/*
+ * Calls fn(arg, since, offset) with this host's offset from UTC in seconds
+ * (its local time zone, as localtime_r() applies it) at lo, with since =
+ * INT64_MIN (the offset at lo also stands for every earlier time), then at
+ * each second after lo up to hi where the offset changes.  lo and hi (seconds
+ * since the epoch) are clipped to FIDX_UTC_OFFSETS_FROM..TO; beyond, the
+ * offset at the nearer end stands.  The offset is looked at once a day, so
+ * two changes less than a day apart are missed (no zone has had such since
+ * 1900).  Returns 0, or the first non-zero value fn returned.
+ */
+int fidx_utc_offsets(int64_t lo, int64_t hi, int (*fn)(void *arg, int64_t since, long offset),
+		     void *arg);
+
 #endif /* FIDX_SYSINFO_H */

@@ -1,12 +1,11 @@
 /*
  * when.h - times of the query commands: WHEN arguments in (fidx find
- * --newer/--older), ISO 8601 out (find --json, stats).
+ * --newer/--older), ISO 8601 out (find --json, stats, diff, export).
  *
- * The database keeps times as int64 nanoseconds since the epoch (UTC), which
- * reach from 1677-09-21 to 2262-04-11.  A WHEN outside that range is not an
- * error: it saturates to INT64_MIN or INT64_MAX, which no recorded time
- * passes, so `--older 9999-01-01` holds for every entry and `--newer
- * 9999-01-01` for none, as the words say.
+ * Times are struct fidx_time (timestamp.h): any second a file system can
+ * hold, so a WHEN needs no saturation to compare, and the ISO text of a time
+ * after 9999 or before year 0 uses ISO 8601's expanded years (+10000-...,
+ * -0001-...).
  *
  *   WHEN                       meaning
  *   ─────────────────────────  ─────────────────────────────────────────
@@ -21,28 +20,27 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "timestamp.h"
+
 /*
- * Parses WHEN (table above) into nanoseconds since the epoch; an age counts
- * back from now_ns.  Returns 0, or -1 with errno EINVAL when s is none of the
- * forms (a date that does not exist, such as 2023-02-30, included).
+ * Parses WHEN (table above) into a time; an age counts back from now (and
+ * saturates at the earliest time there is).  Returns 0, or -1 with errno
+ * EINVAL when s is none of the forms (a date that does not exist, such as
+ * 2023-02-30, included).
  */
-int fidx_when_parse(const char *s, int64_t now_ns, int64_t *ns);
+int fidx_when_parse(const char *s, struct fidx_time now, struct fidx_time *t);
 
-/* Returns the whole seconds of ns (rounded down: -1 ns is second -1). */
-static inline time_t fidx_when_seconds(int64_t ns)
-{
-	return (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
-}
-
-/* Length of fidx_when_iso()'s text, and room for it and its NUL. */
+/* Length of fidx_when_iso()'s text for years 0000 to 9999. */
 #define FIDX_WHEN_ISO_LEN 30
-#define FIDX_WHEN_ISO (FIDX_WHEN_ISO_LEN + 1)
+/* Room for any fidx_when_iso() text and its NUL (a sign and a 12-digit year). */
+#define FIDX_WHEN_ISO 48
 
 /*
- * Formats ns as UTC with nanoseconds, "2023-11-14T22:13:20.123456789Z"
- * (always FIDX_WHEN_ISO_LEN characters: int64 nanoseconds reach 1677..2262),
- * into buf, without printf or gmtime (exports format millions).  Returns buf.
+ * Formats t as UTC with nanoseconds, "2023-11-14T22:13:20.123456789Z"
+ * (FIDX_WHEN_ISO_LEN characters from year 0 to 9999; a year beyond as
+ * "+10000-01-01T...", before as "-0001-..."), NUL-terminated, into buf,
+ * without printf or gmtime (exports format millions).  Returns buf.
  */
-const char *fidx_when_iso(int64_t ns, char buf[static FIDX_WHEN_ISO]);
+const char *fidx_when_iso(struct fidx_time t, char buf[static FIDX_WHEN_ISO]);
 
 #endif /* FIDX_WHEN_H */

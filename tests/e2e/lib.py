@@ -389,19 +389,51 @@ def _txt(v):
 	return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
 
 
+TIMES = ["atime", "mtime", "ctime", "btime"]
+
+
+def time_select(con):
+	"""
+	The SQL of the four times of a file row as exact nanoseconds (Python ints
+	of any size, from SQLite's integers): T_ns, or, from schema 4, T_sec and
+	T_nsec where T_ns cannot hold the time.  Returns the column list
+	"atime_ns, atime_sec, atime_nsec, ..." (NULLs before version 4).
+	"""
+	has = {_txt(r[1]) for r in con.execute("PRAGMA table_info(file)")}
+	cols = []
+	for t in TIMES:
+		cols.append(t + "_ns")
+		for x in ("_sec", "_nsec"):
+			cols.append(t + x if t + x in has else "NULL")
+	return ", ".join(cols)
+
+
+def time_values(vals):
+	"""The four exact nanosecond times of time_select()'s twelve values."""
+	out = []
+	for i in range(4):
+		ns, sec, nsec = vals[3 * i:3 * i + 3]
+		out.append(ns if ns is not None else None if sec is None else sec * 10**9 + nsec)
+	return out
+
+
 def db_rows(db, scan_id):
 	"""
 	Returns (rows, dups): rows maps path bytes to a dict of COLUMNS as fidx
-	stored them for scan scan_id (type and error as str); dups lists paths
-	stored more than once.
+	stored them for scan scan_id (type and error as str; the times as exact
+	nanoseconds, whichever columns hold them); dups lists paths stored more
+	than once.
 	"""
 	con = connect(db)
 	try:
-		cur = con.execute("SELECT path, %s FROM file WHERE scan_id = ?" % ", ".join(COLUMNS),
-				  (scan_id,))
+		plain = [c for c in COLUMNS if not c.endswith("time_ns")]
+		cur = con.execute("SELECT path, %s, %s FROM file WHERE scan_id = ?" %
+				  (", ".join(plain), time_select(con)), (scan_id,))
 		rows, dups = {}, []
 		for r in cur:
-			d = dict(zip(COLUMNS, r[1:]))
+			d = dict(zip(plain, r[1:1 + len(plain)]))
+			for t, v in zip(TIMES, time_values(r[1 + len(plain):])):
+				d[t + "_ns"] = v
 			d["type"] = _txt(d["type"])
 			d["error"] = _txt(d["error"])
 			if r[0] in rows:

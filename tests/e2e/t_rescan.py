@@ -269,6 +269,9 @@ def check_incremental(chk, top):
 	chk.ok("--hash md5: the reused MD5s are the content's", not bad, lib.short(bad[:3]))
 
 
+GAP = 2.0  # seconds between an interrupted run and its --resume
+
+
 def start_slow(db, root, *opts):
 	"""Starts a slow scan; returns the process once its scan row is in db."""
 	return lib.start_scan(db, *opts, root, settle=0.4)
@@ -323,9 +326,25 @@ def check_resume(chk, top):
 		       before["status"], "running" if sig == signal.SIGKILL else "interrupted")
 		kept, _ = lib.db_rows(db, 1)
 		args = ["--resume"] if sig == signal.SIGINT else ["--resume", root]
+		time.sleep(GAP)  # idle between the runs: not part of the scan's run time
 		res = run_fidx("scan", "-q", "--db", db, *args, timeout=300)
 		chk.ok("%s: exit 0" % label, res.rc == 0, repr(res))
 		check_resumed(chk, label, db, root, 1, opts)
+		con = lib.connect(db)
+		run, started, finished = con.execute(
+			"SELECT run_ns, started_ns, finished_ns FROM scan WHERE id = 1").fetchone()
+		con.close()
+		chk.ok("%s: run_ns leaves out the %g s between the runs" % (label, GAP),
+		       run is not None and 0 < run <= finished - started - GAP * 10**9,
+		       "run_ns %r, end - start %d" % (run, finished - started))
+		if sig == signal.SIGINT:
+			chk.ok("%s: run_ns at least the resumed run's own time" % label,
+			       run is not None and run >= 0.5 * res.elapsed * 10**9,
+			       "run_ns %r, resumed run %.2f s" % (run, res.elapsed))
+		res = run_fidx("scans", "--json", db)
+		o = json.loads(res.out.split(b"\n")[0])
+		chk.eq("%s: fidx scans shows run_ns as the duration" % label,
+		       o["duration_s"], round(run / 1e9, 3) if run is not None else None)
 		after, _ = lib.db_rows(db, 1)
 		kept_ok = [p for p, r in kept.items() if r["error"] is None and after.get(p) != r]
 		chk.ok("%s: the rows recorded before are kept as they were" % label, not kept_ok,

@@ -60,14 +60,18 @@ SELECT quote(id)||'|'||quote(scan_id)||'|'||quote(CAST(path AS BLOB))||'|'||quot
  quote(atime_ns)||'|'||quote(mtime_ns)||'|'||quote(ctime_ns)||'|'||quote(btime_ns)||'|'||
  quote(CAST(link_target AS BLOB))||'|'||quote(CAST(md5 AS BLOB))||'|'||quote(CAST(sha1 AS BLOB))||'|'||
  quote(CAST(sha256 AS BLOB))||'|'||quote(CAST(sha512 AS BLOB))||'|'||quote(CAST(xxh128 AS BLOB))||'|'||
- quote(CAST(error AS BLOB))||'|'||quote(digests_from)
+ quote(CAST(error AS BLOB))||'|'||quote(digests_from)||
+ CASE WHEN coalesce(atime_sec, atime_nsec, mtime_sec, mtime_nsec, ctime_sec, ctime_nsec, btime_sec,
+  btime_nsec) IS NULL THEN '' ELSE '|'||quote(atime_sec)||'|'||quote(atime_nsec)||'|'||
+  quote(mtime_sec)||'|'||quote(mtime_nsec)||'|'||quote(ctime_sec)||'|'||quote(ctime_nsec)||'|'||
+  quote(btime_sec)||'|'||quote(btime_nsec) END
  FROM file WHERE scan_id = {scan} ORDER BY id;
 SELECT quote(id)||'|'||quote(CAST(root AS BLOB))||'|'||quote(CAST(host AS BLOB))||'|'||
  quote(CAST(os AS BLOB))||'|'||quote(CAST(kernel AS BLOB))||'|'||quote(CAST(arch AS BLOB))||'|'||
  quote(CAST(version AS BLOB))||'|'||quote(CAST(options AS BLOB))||'|'||quote(started_ns)||'|'||
  quote(finished_ns)||'|'||quote(CAST(status AS BLOB))||'|'||quote(entries)||'|'||quote(files)||'|'||
  quote(dirs)||'|'||quote(bytes)||'|'||quote(errors)||'|'||quote(reused)||'|'||quote(hashed)||'|'||
- quote(base_scan_id)||'|'||quote(pid)
+ quote(base_scan_id)||'|'||quote(pid)||CASE WHEN run_ns IS NULL THEN '' ELSE '|'||quote(run_ns) END
  FROM scan WHERE id = {scan};
 """
 
@@ -88,6 +92,9 @@ def build(root):
 	os.link(root + b"/sub dir/deeper/data.txt", root + b"/hard")
 	os.symlink(b"sub dir/deeper/data.txt", root + b"/link")
 	os.mkfifo(root + b"/fifo")
+	# Times beyond int64 nanoseconds (2262): kept in the columns of schema 4, sealed too.
+	write(root + b"/far", b"far")
+	os.utime(root + b"/far", ns=(13569465600 * 10**9 + 5, 15032385535 * 10**9))
 
 
 def cli_lines(db, scan_id):

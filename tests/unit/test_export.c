@@ -101,7 +101,7 @@ static void test_iso_times(void **state)
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		sink_open(&s);
-		export_put_iso(s.f, fixed[i]);
+		export_put_iso(s.f, fidx_time_of_ns(fixed[i]));
 		iso_ref(fixed[i], want);
 		assert_string_equal(sink_text(&s), want);
 	}
@@ -110,7 +110,7 @@ static void test_iso_times(void **state)
 	for (int64_t sec = -9223372036LL; sec < 9223372036LL; sec += 997001) {
 		int64_t ns = sec * 1000000000 + (int64_t)((uint64_t)sec * 2654435761u % 1000000000);
 		sink_open(&s);
-		export_put_iso(s.f, ns);
+		export_put_iso(s.f, fidx_time_of_ns(ns));
 		iso_ref(ns, want);
 		assert_string_equal(sink_text(&s), want);
 	}

@@ -125,7 +125,7 @@ static struct fidx_record *record_of(const char *path)
 	rec->meta.mode = st.st_mode;
 	rec->meta.dev = st.st_dev;
 	rec->meta.ino = st.st_ino;
-	rec->meta.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	rec->meta.mtime = (struct fidx_time){.sec = st.st_mtim.tv_sec, .nsec = (uint32_t)st.st_mtim.tv_nsec};
 	return rec;
 }
 
@@ -296,7 +296,7 @@ static void test_mismatches(void **state)
 			record_of(files[3].path), record_of(files[NEDGE + 1].path),
 			record_of(files[NEDGE + 2].path), record_of(dir),
 		};
-		recs[1]->meta.mtime_ns += 1;   /* changed since the walk (streamed) */
+		recs[1]->meta.mtime.nsec ^= 1; /* changed since the walk (streamed) */
 		recs[2]->meta.size += 10;      /* shorter than the walk saw */
 		recs[3]->meta.ino += 1;        /* another file now */
 		free(recs[4]->path);           /* gone */

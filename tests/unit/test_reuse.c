@@ -67,8 +67,8 @@ static struct fidx_record rec_of(int64_t ino)
 	r.meta.dev = 8;
 	r.meta.ino = (uint64_t)ino;
 	r.meta.size = (uint64_t)ino * 10;
-	r.meta.mtime_ns = ino;
-	r.meta.ctime_ns = ino + 1;
+	r.meta.mtime = fidx_time_of_ns(ino);
+	r.meta.ctime = fidx_time_of_ns(ino + 1);
 	return r;
 }
 
@@ -124,8 +124,8 @@ static void test_take(void **state)
 		case 0: rec.meta.dev++; break;
 		case 1: rec.meta.ino = 99999; break;
 		case 2: rec.meta.size++; break;
-		case 3: rec.meta.mtime_ns--; break;
-		case 4: rec.meta.ctime_ns++; break;
+		case 3: rec.meta.mtime = fidx_time_of_ns(21 - 1); break;
+		case 4: rec.meta.ctime = fidx_time_of_ns(21 + 2); break;
 		}
 		assert_false(fidx_reuse_take(r, &rec));
 		assert_int_equal(rec.digests_from, 0);
@@ -137,8 +137,8 @@ static void test_take(void **state)
 	rec.has_meta = false;
 	assert_false(fidx_reuse_take(r, &rec));
 	rec = rec_of(99999);
-	rec.meta.mtime_ns = 17;
-	rec.meta.ctime_ns = 18;
+	rec.meta.mtime = fidx_time_of_ns(17);
+	rec.meta.ctime = fidx_time_of_ns(18);
 	rec.meta.size = 170;
 	assert_false(fidx_reuse_take(r, &rec)); /* scan 2's file is not in scan 1's table */
 	assert_int_equal(fidx_reuse_load_more(r, db, 2, &errmsg), 0);
@@ -205,8 +205,8 @@ static void test_racy(void **state)
 		rec.meta.dev = 8;
 		rec.meta.ino = i + 1;
 		rec.meta.size = 1;
-		rec.meta.mtime_ns = start - files[i].mtime_ago;
-		rec.meta.ctime_ns = start - files[i].ctime_ago;
+		rec.meta.mtime = fidx_time_of_ns(start - files[i].mtime_ago);
+		rec.meta.ctime = fidx_time_of_ns(start - files[i].ctime_ago);
 		if (fidx_reuse_take(r, &rec) != files[i].taken)
 			fail_msg("file %zu: taken %d, want %d", i, !files[i].taken, files[i].taken);
 	}

@@ -33,7 +33,8 @@ static const char scan_sql[] =
 	"quote(started_ns)||'|'||quote(finished_ns)||'|'||quote(CAST(status AS BLOB))||'|'||"
 	"quote(entries)||'|'||quote(files)||'|'||quote(dirs)||'|'||quote(bytes)||'|'||"
 	"quote(errors)||'|'||quote(reused)||'|'||quote(hashed)||'|'||quote(base_scan_id)||'|'||"
-	"quote(pid) FROM scan WHERE id = ?1";
+	"quote(pid)||CASE WHEN run_ns IS NULL THEN '' ELSE '|'||quote(run_ns) END"
+	" FROM scan WHERE id = ?1";
 static const char file_sql[] =
 	"SELECT quote(id)||'|'||quote(scan_id)||'|'||quote(CAST(path AS BLOB))||'|'||"
 	"quote(CAST(name AS BLOB))||'|'||quote(CAST(ext AS BLOB))||'|'||quote(CAST(type AS BLOB))"
@@ -43,8 +44,12 @@ static const char file_sql[] =
 	"quote(CAST(link_target AS BLOB))||'|'||quote(CAST(md5 AS BLOB))||'|'||"
 	"quote(CAST(sha1 AS BLOB))||'|'||quote(CAST(sha256 AS BLOB))||'|'||"
 	"quote(CAST(sha512 AS BLOB))||'|'||quote(CAST(xxh128 AS BLOB))||'|'||"
-	"quote(CAST(error AS BLOB))||'|'||quote(digests_from) FROM file WHERE scan_id = ?1"
-	" ORDER BY id";
+	"quote(CAST(error AS BLOB))||'|'||quote(digests_from)||"
+	"CASE WHEN coalesce(atime_sec, atime_nsec, mtime_sec, mtime_nsec, ctime_sec, ctime_nsec,"
+	" btime_sec, btime_nsec) IS NULL THEN '' ELSE '|'||quote(atime_sec)||'|'||"
+	"quote(atime_nsec)||'|'||quote(mtime_sec)||'|'||quote(mtime_nsec)||'|'||quote(ctime_sec)"
+	"||'|'||quote(ctime_nsec)||'|'||quote(btime_sec)||'|'||quote(btime_nsec) END"
+	" FROM file WHERE scan_id = ?1 ORDER BY id";
 
 static char dir[64], db[128];
 
@@ -72,7 +77,9 @@ static int teardown(void **state)
 
 /*
  * Adds an entry of scan scan at path (type t, size) with a SHA-256 pattern
- * for files, and the error err (NULL for none).
+ * for files, and the error err (NULL for none).  A name holding "th|ree"
+ * gets times beyond the *_ns columns (atime before 1677, mtime 2400-01-01),
+ * which its row keeps in the columns of schema 4.
  */
 static void add_error(struct fidx_store *st, int64_t scan, const char *path, char t, uint64_t size,
 		      const char *err)
@@ -82,7 +89,12 @@ static void add_error(struct fidx_store *st, int64_t scan, const char *path, cha
 	r.name_off = (size_t)(strrchr(path, '/') - path) + 1;
 	r.ext_off = r.path_len;
 	r.meta = (struct fidx_meta){.size = size, .mode = t == 'd' ? 040755 : 0100644,
-				    .nlink = 1, .ino = size + 7, .mtime_ns = -5};
+				    .nlink = 1, .ino = size + 7,
+				    .mtime = fidx_time_of_ns(-5)};
+	if (strstr(path, "th|ree")) {
+		r.meta.atime = (struct fidx_time){.sec = -9300000000LL, .nsec = 5};
+		r.meta.mtime = (struct fidx_time){.sec = 13569465600LL, .nsec = 999999999};
+	}
 	if (t == 'f') {
 		memset(r.digest[FIDX_SHA256], (int)size, 32);
 		r.digest_mask = 1u << FIDX_SHA256;
@@ -263,6 +275,18 @@ static void test_seal_is_documented(void **state)
 	assert_int_equal(fidx_store_seal(st, 2, seal[1]), -1);
 	assert_non_null(strstr(fidx_store_errmsg(st), "sealed already"));
 	assert_int_equal(fidx_store_close(st), 0);
+	sqlite3 *h;
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM file WHERE atime_ns IS NULL"
+					    " AND atime_sec = -9300000000 AND atime_nsec = 5"
+					    " AND mtime_ns IS NULL AND mtime_sec = 13569465600"
+					    " AND mtime_nsec = 999999999 AND ctime_ns = 0",
+					    -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(q, 0), 2); /* one row of each scan */
+	sqlite3_finalize(q);
+	sqlite3_close(h);
 	for (int s = 0; s < 2; s++) {
 		expected_seal(s + 1, want);
 		assert_memory_equal(seal[s], want, 32);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -146,10 +147,10 @@ static void set_meta(struct fidx_record *r, uint32_t mode, uint64_t seed, bool b
 		.size = seed * 1000 + 1, .blocks = seed * 8, .mode = mode,
 		.uid = 1000 + seed, .gid = 100 + seed, .nlink = 1 + seed,
 		.dev = makedev(8, seed), .ino = 1000000 + seed,
-		.atime_ns = 1700000000123456789 + (int64_t)seed,
-		.mtime_ns = 1600000000000000001 + (int64_t)seed,
-		.ctime_ns = 1650000000999999999 + (int64_t)seed,
-		.btime_ns = btime ? 1500000000000000000 + (int64_t)seed : 0,
+		.atime = fidx_time_of_ns(1700000000123456789 + (int64_t)seed),
+		.mtime = fidx_time_of_ns(1600000000000000001 + (int64_t)seed),
+		.ctime = fidx_time_of_ns(1650000000999999999 + (int64_t)seed),
+		.btime = fidx_time_of_ns(btime ? 1500000000000000000 + (int64_t)seed : 0),
 		.has_btime = btime,
 	};
 }
@@ -270,11 +271,15 @@ static void check_file_row(sqlite3 *h, int64_t id, const struct fidx_record *r)
 		expect_int(s, 10, (int64_t)m->nlink);
 		expect_int(s, 11, (int64_t)m->dev);
 		expect_int(s, 12, (int64_t)m->ino);
-		expect_int(s, 13, m->atime_ns);
-		expect_int(s, 14, m->mtime_ns);
-		expect_int(s, 15, m->ctime_ns);
-		if (m->has_btime)
-			expect_int(s, 16, m->btime_ns);
+		int64_t ns = 0;
+		assert_true(fidx_time_to_ns(m->atime, &ns));
+		expect_int(s, 13, ns);
+		assert_true(fidx_time_to_ns(m->mtime, &ns));
+		expect_int(s, 14, ns);
+		assert_true(fidx_time_to_ns(m->ctime, &ns));
+		expect_int(s, 15, ns);
+		if (m->has_btime && fidx_time_to_ns(m->btime, &ns))
+			expect_int(s, 16, ns);
 		else
 			expect_null(s, 16);
 	} else {
@@ -499,10 +504,10 @@ static void test_views(void **state)
 	set_meta(r, S_IFREG | 0755, 0, true);
 	r->meta.size = 42;
 	r->meta.dev = makedev(259, 65537);
-	r->meta.atime_ns = 0;
-	r->meta.mtime_ns = 1700000000123456789;
-	r->meta.ctime_ns = 1;
-	r->meta.btime_ns = -1;
+	r->meta.atime = fidx_time_of_ns(0);
+	r->meta.mtime = fidx_time_of_ns(1700000000123456789);
+	r->meta.ctime = fidx_time_of_ns(1);
+	r->meta.btime = fidx_time_of_ns(-1);
 	memcpy(r->digest[FIDX_MD5], md5_empty, 16);
 	r->digest_mask = 1u << FIDX_MD5;
 	add(st, r);
@@ -518,7 +523,24 @@ static void test_views(void **state)
 		add(st, r);
 		fidx_record_free(r);
 	}
-	end_scan(st, scan, 2 + nmodes);
+	/* Names whose extension GDBack's Go (filepath.Ext) writes with its dot, and a
+	 * file of July 2400, beyond the *_ns columns, in summer time. */
+	static const struct { const char *name, *ext; } names[] = {
+		{"/v/.bashrc", ".bashrc"}, {"/v/dot.", "."}, {"/v/a.tar.gz", ".gz"},
+		{"/v/..x", ".x"}, {"/v/README", ""},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		r = make_rec(scan, names[i].name, strlen(names[i].name), 'f');
+		set_meta(r, S_IFREG | 0644, 50 + i, false);
+		if (i == 0)
+			r->meta.mtime = (struct fidx_time){.sec = 13581950400LL, .nsec = 5};
+		add(st, r);
+		fidx_record_free(r);
+	}
+	/* The dates of data are in the scanning host's zone: central Europe, by rule. */
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
+	end_scan(st, scan, 2 + nmodes + 5);
 	assert_int_equal(fidx_store_close(st), 0);
 
 	sqlite3 *h = open_sqlite(f->db);
@@ -559,25 +581,59 @@ static void test_views(void **state)
 	expect_str(s, 0, "block device,char device,directory,fifo,file,socket,symlink");
 	sqlite3_finalize(s);
 
-	/* data: regular files only, in the Go tool's column names. */
-	assert_int_equal(query_int(h, "SELECT count(*) FROM data"), 6);
+	/* file_view: a time beyond 2262. */
+	s = prepare(h, "SELECT mtime FROM file_view WHERE path = '/v/.bashrc'");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_str(s, 0, "2400-05-24T12:00:00.000000005Z");
+	sqlite3_finalize(s);
+
+	/* data: every entry but directories, in the Go tool's column names and forms. */
+	assert_int_equal(query_int(h, "SELECT count(*) FROM data"), 2 + nmodes - 2 + 5);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM data d JOIN file f ON f.id = d.id"
+				      " WHERE f.type = 'd'"), 0);
 	s = prepare(h, "SELECT id, full_path, file_name, file_extension, hash_md5, size_bytes,"
 		       " date_creation, date_last_modification FROM data ORDER BY id LIMIT 2");
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
 	expect_int(s, 0, 1);
 	expect_str(s, 1, "/v/run.sh");
 	expect_str(s, 2, "run.sh");
-	expect_str(s, 3, "sh");
+	expect_str(s, 3, ".sh");
 	expect_str(s, 4, "d41d8cd98f00b204e9800998ecf8427e");
 	expect_int(s, 5, 42);
-	expect_str(s, 6, "1969-12-31T23:59:59.999999999Z");
-	expect_str(s, 7, "2023-11-14T22:13:20.123456789Z");
+	expect_str(s, 6, "1970-01-01 00:59:59");     /* -1 ns UTC, in winter time */
+	expect_str(s, 7, "2023-11-14 23:13:20");     /* 22:13:20.123456789Z */
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	expect_int(s, 0, 3);
+	expect_int(s, 0, 2);                         /* an entry of unknown type */
 	expect_null(s, 4);
 	expect_null(s, 6);
 	sqlite3_finalize(s);
+	s = prepare(h, "SELECT file_extension, date_last_modification FROM data"
+		       " WHERE full_path = ?");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		sqlite3_bind_text(s, 1, names[i].name, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		expect_str(s, 0, names[i].ext);
+		if (i == 0)
+			expect_str(s, 1, "2400-05-24 14:00:00"); /* 12:00Z, summer time */
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+
+	/* metadata: GDBack's table, one row per scan data shows. */
+	s = prepare(h, "SELECT id, signature_md5, challenge, so, architecture, date_db_creation"
+		       " FROM metadata");
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	expect_int(s, 0, scan);
+	expect_null(s, 1);
+	expect_null(s, 2);
+	expect_str(s, 3, "linux");
+	expect_str(s, 4, "amd64");
+	expect_str(s, 5, "2023-11-14 23:13:20");     /* started 22:13:20Z */
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	unsetenv("TZ");
+	tzset();
 }
 
 /* A fidx database of a newer schema is refused and left as it was. */
@@ -624,13 +680,15 @@ static void test_newer_version(void **state)
 	free(before);
 }
 
-/* The objects of schema version 1, the base every migration adds to. */
-#define V1_OBJECTS "('scan', 'file', 'file_view', 'data', 'file_scan_path')"
+/* The tables and indexes of schema version 1, the base every migration adds to. */
+#define V1_OBJECTS "('scan', 'file', 'file_scan_path')"
 
 /*
  * Turns the fidx database at db back into a version 1 database: drops what
- * later versions added, sets user_version 1.  Returns the number of objects
- * dropped, for a check that there were some.
+ * later versions added, sets user_version 1.  The views go too (version 1's
+ * file_view and data, which version 4 makes anew, and those of later
+ * versions): they name columns and tables that are dropped.  Returns the
+ * number of objects dropped, for a check that there were some.
  */
 static int make_version_1(const char *db)
 {
