@@ -24,10 +24,10 @@ combination of elements fidx writes:
                 file, an empty one, a hard link, directories, symlinks (to a
                 file, dangling, to a non-UTF-8 target), a FIFO, a socket, a
                 character device when mknod is allowed, names that XML 1.0
-                cannot carry (not UTF-8, a control byte) or must escape
-                (& < > " TAB), times before 1970 (-1.5 s, 1901) on a file, a
-                directory and a symlink: four hashdigests (DFXML has no name
-                for xxh128);
+                cannot carry (not UTF-8, a control byte, U+FFFE) or must
+                escape (& < > " TAB LF CR), times before 1970 (-1 ns,
+                -1.5 s, 1901-12-13) on a file, a directory and a symlink:
+                four hashdigests (DFXML has no name for xxh128);
   none          the same tree with --hash none: no hashdigest;
   xxh128        --hash xxh128: digests, none DFXML can name;
   no-stat       --no-stat: filename, id, name_type, meta_type only;
@@ -344,6 +344,8 @@ def build(top):
 	write(root + b"/inv\xff\xfe", b"not UTF-8")
 	write(root + b"/ctl\x01byte", b"a control byte")
 	write(root + b"/amp&<lt>\"q\"\ttab", b"escaped")
+	write(root + b"/nl\ncr\rname", b"character references")
+	write(root + b"/nonchar\xef\xbf\xbe", b"U+FFFE")
 	write(root + b"/old", b"before 1970")
 	os.link(root + b"/plain.txt", root + b"/hard")
 	os.symlink(b"plain.txt", root + b"/link")
