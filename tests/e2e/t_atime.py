@@ -18,13 +18,15 @@ the documentation names:
   relatime, root       the symlinks only (readlink), with the default hash,
                        --hash none, --no-stat, --follow, for a PATH that is
                        a symlink (and that link), for `fidx check` and `fidx
-                       dupes PATH`; a second scan soon after moves nothing
-                       (relatime's rule)
+                       dupes PATH` (which reads the two copies of a file);
+                       a second scan soon after moves nothing (relatime's
+                       rule)
   strictatime, root    the symlinks, again on a second scan
   relatime, nobody     the symlinks, the directories it lists that it does
                        not own, the files it reads that it does not own (the
                        readable non-empty ones; with --hash none or
-                       --no-stat none)
+                       --no-stat none), with `fidx check` and `fidx dupes
+                       PATH` too
   noatime, read-only   nothing, as root (--follow too) and as nobody
   ext4 image           mounted -o ro,noload,loop: nothing, as root and as
                        nobody, and the image's bytes stay as they were
@@ -65,7 +67,7 @@ def build(top):
 	os.makedirs(root + b"/loops")
 	write(root + b"/file", b"root's, readable by all")
 	os.link(root + b"/file", root + b"/hardfile")
-	write(root + b"/sub/deep", b"root's too")
+	write(root + b"/sub/deep", b"root's, readable by all")  # a duplicate, for dupes
 	write(root + b"/empty", b"")
 	write(root + b"/secret", b"root's, for root only", mode=0o600)
 	write(root + b"/mine/own", b"nobody's")
@@ -342,6 +344,12 @@ def main():
 			     moves=SYMLINKS | NOBODY_DIRS, uid=NOBODY)
 			scan("%s, nobody, --no-stat" % mode, src, "--no-stat",
 			     moves=SYMLINKS | NOBODY_DIRS, uid=NOBODY, no_stat=True)
+			with chk.guard("%s, nobody, fidx check" % mode):
+				run_case(chk, "%s, nobody, fidx check" % mode, ["check", "-q", db, src], src,
+					 rels, MOVED_BY_NOBODY, uid=NOBODY)
+			with chk.guard("%s, nobody, fidx dupes PATH" % mode):
+				run_case(chk, "%s, nobody, fidx dupes PATH" % mode, ["dupes", src], src, rels,
+					 MOVED_BY_NOBODY, uid=NOBODY)
 
 		strict = top + b"/strict"
 		with chk.guard("strictatime bind mount"):
