@@ -12,15 +12,18 @@
  *       <fileobject>...</fileobject>       one per entry, streamed
  *     </dfxml>
  *
- * A fileobject holds, in the order of the DFXML schema: filename (the
- * absolute path), id (file.id), name_type (r d l p s c b, '-' unknown),
- * filesize, inode, meta_type (TSK's number), mode (st_mode in decimal, as
- * the DFXML Python tools write it from stat), nlink, uid, gid, mtime, ctime,
- * atime, crtime (ISO 8601 UTC with nanoseconds; crtime only when the
- * filesystem keeps it), link_target, one hashdigest per digest the scan
- * computed among md5, sha1, sha256, sha512 (DFXML has no name for XXH128),
- * and error when the entry has one.  Elements whose column is NULL are left
+ * A fileobject holds its elements in the order of the schema's sequence
+ * (fileobject_type in dfxml.xsd, the same in 1.2.0 and 2.0.0-beta.0):
+ * filename (the absolute path), error when the entry has one (the schema
+ * allows it only straight after filename), id (file.id), name_type (r d l p
+ * s c b, '-' unknown), filesize, inode, meta_type (TSK's number), mode
+ * (st_mode in decimal, as the DFXML Python tools write it from stat), nlink,
+ * uid, gid, mtime, ctime, atime, crtime (ISO 8601 UTC with nanoseconds;
+ * crtime only when the filesystem keeps it), link_target, then one
+ * hashdigest per digest the scan computed among md5, sha1, sha256, sha512
+ * (DFXML has no name for XXH128).  Elements whose column is NULL are left
  * out.  Several scans make one flat list of fileobjects, in scan order.
+ * tests/e2e/t_dfxml.py holds the schema's sequences and checks them.
  *
  * Text.  & < > " are written as entities; TAB, LF and CR as character
  * references (&#9; &#10; &#13;), so a parser gives them back exactly (a raw
@@ -30,7 +33,10 @@
  * percent-encoded, and the element says so with the attribute
  * fidx:encoding="percent": '%', every byte below 0x20, 0x7f and every byte
  * outside a valid UTF-8 character become %XX, the rest stays as is, so
- * urllib.parse.unquote_to_bytes(text) gives back the exact bytes.
+ * urllib.parse.unquote_to_bytes(text) gives back the exact bytes.  The
+ * attribute is fidx's own: neither schema declares it, both admit it (the
+ * elements that may carry it, of type dfxml:string, allow any attribute of
+ * another namespace).
  */
 #include "export.h"
 
@@ -222,6 +228,8 @@ void export_dfxml_row(struct export_ctx *ctx, sqlite3_stmt *s)
 	type_codes(export_text(s, EC_TYPE), &name_type, &meta_type);
 	export_puts(out, "  <fileobject>\n");
 	put_element(out, "    ", "filename", export_text(s, EC_PATH));
+	if (!export_null(s, EC_ERROR))
+		put_element(out, "    ", "error", export_text(s, EC_ERROR));
 	put_int(out, "id", s, EC_ID, false);
 	export_puts(out, "    <name_type>");
 	putc_unlocked(name_type, out);
@@ -255,8 +263,6 @@ void export_dfxml_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		fidx_out_hex(out, p, len);
 		export_puts(out, "</hashdigest>\n");
 	}
-	if (!export_null(s, EC_ERROR))
-		put_element(out, "    ", "error", export_text(s, EC_ERROR));
 	export_puts(out, "  </fileobject>\n");
 }
 

@@ -462,9 +462,10 @@ def check_dfxml(chk, db, rows, roots):
 	       not enc_bad, show_diff(enc_bad))
 
 
-DFXML_ORDER = ["filename", "id", "name_type", "filesize", "inode", "meta_type", "mode", "nlink",
-	       "uid", "gid", "mtime", "ctime", "atime", "crtime", "link_target", "hashdigest",
-	       "error"]
+# The order of fileobject_type's sequence in dfxml.xsd (t_dfxml.py checks it all).
+DFXML_ORDER = ["filename", "error", "id", "name_type", "filesize", "inode", "meta_type", "mode",
+	       "nlink", "uid", "gid", "mtime", "ctime", "atime", "crtime", "link_target",
+	       "hashdigest"]
 
 
 # ------------------------------------------------------------ csv, jsonl ----
