@@ -18,8 +18,9 @@
  * allows it only straight after filename), id (file.id), name_type (r d l p
  * s c b, '-' unknown), filesize, inode, meta_type (TSK's number), mode
  * (st_mode in decimal, as the DFXML Python tools write it from stat), nlink,
- * uid, gid, mtime, ctime, atime, crtime (ISO 8601 UTC with nanoseconds;
- * crtime only when the filesystem keeps it), link_target, then one
+ * uid, gid, mtime, ctime, atime, crtime (ISO 8601 UTC with nanoseconds, a
+ * year after 9999 without the '+' of ISO's expanded years, as xs:dateTime
+ * has it; crtime only when the filesystem keeps it), link_target, then one
  * hashdigest per digest the scan computed among md5, sha1, sha256, sha512
  * (DFXML has no name for XXH128).  Elements whose column is NULL are left
  * out.  Several scans make one flat list of fileobjects, in scan order.
@@ -45,6 +46,7 @@
 #include <time.h>
 
 #include "record.h"
+#include "when.h"
 
 /* The namespace of fidx's one extension, the encoding attribute. */
 #define FIDX_DFXML_NS "https://fidx.invalid/dfxml"
@@ -194,12 +196,15 @@ static void put_int(FILE *out, const char *tag, sqlite3_stmt *s, int c, bool is_
 static void put_time(FILE *out, const char *tag, sqlite3_stmt *s, int c)
 {
 	struct fidx_time t;
+	char iso[FIDX_WHEN_ISO];
 	if (!export_time(s, c, &t))
 		return;
 	export_puts(out, "    <");
 	export_puts(out, tag);
 	putc_unlocked('>', out);
-	export_put_iso(out, t);
+	/* xs:dateTime writes a year after 9999 with more digits but no '+'. */
+	fidx_when_iso(t, iso);
+	export_puts(out, iso[0] == '+' ? iso + 1 : iso);
 	export_puts(out, "</");
 	export_puts(out, tag);
 	export_puts(out, ">\n");
