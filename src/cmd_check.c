@@ -113,7 +113,6 @@ static void on_signal(int sig)
 /* The scratch database of a check without --update. */
 struct scratch {
 	char *path;     /* malloc'ed; NULL when there is none */
-	char *exclude;  /* the glob that keeps it (and its -wal, -shm) out of the scan */
 };
 
 /* Makes an empty scratch database file in $TMPDIR (or /tmp).  Returns 0, or -1 after printing why. */
@@ -122,11 +121,6 @@ static int scratch_make(struct scratch *s)
 	if (!(s->path = fidx_dbfile_temporary("fidx-check"))) {
 		fidx_error("cannot make a temporary database in '%s': %s",
 			   fidx_quote(fidx_dbfile_tmpdir()), strerror(errno));
-		return -1;
-	}
-	if (asprintf(&s->exclude, "%s*", strrchr(s->path, '/') + 1) < 0) {
-		s->exclude = NULL;
-		fidx_error("out of memory");
 		return -1;
 	}
 	return 0;
@@ -138,8 +132,7 @@ static void scratch_remove(struct scratch *s)
 	if (s->path)
 		fidx_dbfile_remove(s->path);
 	free(s->path);
-	free(s->exclude);
-	s->path = s->exclude = NULL;
+	s->path = NULL;
 }
 
 /* What the command line asked for. */
@@ -251,44 +244,41 @@ static int find_baseline(struct fidx_query *q, const char *path, struct fidx_sca
 
 /*
  * Scans the baseline's root into st as the baseline was made, taking the
- * digests in reuse (NULL: every file is read).  Sets *id to the new scan and
- * *seal to its seal (sealed false in a scratch database).  Returns 0,
- * EXIT_INTERRUPTED, or FIDX_DIFF_EXIT_READ after printing why.
+ * digests in reuse (NULL: every file is read), leaving out the baseline's
+ * database at dbpath (as its scan left it out; the store's own files are
+ * left out anyway).  Sets *id to the new scan and *seal to its seal (sealed
+ * false in a scratch database).  Returns 0, EXIT_INTERRUPTED, or
+ * FIDX_DIFF_EXIT_READ after printing why.
  */
 static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 		     const struct fidx_scan_row *b, const struct check_args *a,
-		     const char *extra_exclude, int64_t *id, struct fidx_scan_seal *seal)
+		     const char *dbpath, int64_t *id, struct fidx_scan_seal *seal)
 {
 	struct fidx_scan_result result = {0};
-	char *errmsg = NULL, *json = NULL;
-	const char **excludes = calloc(b->nexcludes + 2, sizeof(*excludes));
+	char *errmsg = NULL, *json = NULL, *database = NULL;
 	struct stat sb;
 	int status = FIDX_DIFF_EXIT_READ;
 
-	if (!excludes) {
-		fidx_error("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < b->nexcludes; i++)
-		excludes[i] = b->excludes[i];
-	excludes[b->nexcludes] = extra_exclude;
 	if (stat(b->root, &sb) < 0 && lstat(b->root, &sb) < 0) {
 		fidx_error("cannot check '%s': %s", fidx_quote(b->root), strerror(errno));
 		goto out;
 	}
 	enum fidx_io_mode io = fidx_dev_rotational(sb.st_dev) == 1 ? FIDX_IO_HDD : FIDX_IO_SSD;
-	if (!(json = fidx_scan_options_json(b->digests, a->jobs, b->xdev, b->follow, b->no_stat, io,
-					    false, excludes, b->nexcludes + (extra_exclude != NULL)))) {
-		fidx_error("out of memory");
+	if (!(database = realpath(dbpath, NULL)) ||
+	    !(json = fidx_scan_options_json(b->digests, a->jobs, b->xdev, b->follow, b->no_stat, io,
+					    false, (const char *const *)b->excludes, b->nexcludes,
+					    database))) {
+		fidx_error("cannot check '%s': %s", fidx_quote(b->root), strerror(errno));
 		goto out;
 	}
 	int64_t base_ids[1] = {b->id};
+	const char *const leave_out[] = {dbpath, NULL};
 	struct fidx_scan_opts so = {
 		.digests = b->digests, .jobs = a->jobs, .xdev = b->xdev, .follow = b->follow,
-		.no_stat = b->no_stat, .io = io, .excludes = excludes,
+		.no_stat = b->no_stat, .io = io, .excludes = (const char *const *)b->excludes,
 		.progress = a->progress || (!a->quiet && isatty(STDERR_FILENO)),
 		.options_json = json, .cancel = &interrupted,
-		.reuse = reuse, .base_scan_ids = reuse ? base_ids : NULL,
+		.reuse = reuse, .base_scan_ids = reuse ? base_ids : NULL, .leave_out = leave_out,
 	};
 	const char *roots[1] = {b->root};
 	if (fidx_scan(st, roots, 1, &so, &result, &errmsg) < 0) {
@@ -306,7 +296,7 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 out:
 	free(result.scan_ids);
 	free(result.seals);
-	free(excludes);
+	free(database);
 	free(json);
 	free(errmsg);
 	return status;
@@ -391,7 +381,7 @@ int cmd_check(int argc, char **argv)
 		fidx_error("%s", fidx_store_errmsg(st));
 		goto out;
 	}
-	if ((status = scan_live(st, reuse, &base, &a, scratch.exclude, &live_id, &seal)) != 0)
+	if ((status = scan_live(st, reuse, &base, &a, dbpath, &live_id, &seal)) != 0)
 		goto out;
 	status = FIDX_DIFF_EXIT_READ;
 	/* Closed first: the live rows are then all in the file, the WAL folded back. */

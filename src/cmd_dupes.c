@@ -204,21 +204,12 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		      enum fidx_io_mode io, bool progress, char **scan_spec, struct fidx_store **stp)
 {
 	char **roots = calloc(nargs, sizeof(*roots));
-	/* A temporary database under a PATH is not scanned: its name (unique, from
-	 * mkstemp) and those of its -wal and -shm match this glob, nothing else. */
-	char *exclude = NULL;
-	if (sdb->temporary && asprintf(&exclude, "%s*", strrchr(sdb->path, '/') + 1) < 0)
-		exclude = NULL;
-	const char *const excludes[] = {exclude, NULL};
-	char *json = fidx_scan_options_json(0, jobs, false, false, false,
-					    io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD, false,
-					    excludes, exclude ? 1 : 0),
-	     *errmsg = NULL;
+	char *json = NULL, *errmsg = NULL, *database = NULL;
 	struct fidx_store *st = NULL;
 	struct fidx_scan_result result = {0};
 	int status = 2;
 
-	if (!roots || !json || (sdb->temporary && !exclude)) {
+	if (!roots) {
 		fidx_error("out of memory");
 		goto out;
 	}
@@ -236,10 +227,17 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		fidx_error("%s", fidx_store_errmsg(st));
 		goto out;
 	}
+	/* The database is never scanned (scan.c leaves its files out); a kept one is named. */
+	if ((!sdb->temporary && !(database = realpath(sdb->path, NULL))) ||
+	    !(json = fidx_scan_options_json(0, jobs, false, false, false,
+					    io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD, false,
+					    NULL, 0, database))) {
+		fidx_error("out of memory");
+		goto out;
+	}
 	struct fidx_scan_opts so = {
 		.digests = 0, .jobs = jobs, .io = io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD,
-		.excludes = excludes, .progress = progress, .options_json = json,
-		.cancel = &interrupted,
+		.progress = progress, .options_json = json, .cancel = &interrupted,
 	};
 	if (fidx_scan(st, (const char *const *)roots, nargs, &so, &result, &errmsg) < 0) {
 		fidx_error("%s", errmsg);
@@ -265,7 +263,7 @@ out:
 	for (size_t i = 0; roots && i < nargs; i++)
 		free(roots[i]);
 	free(roots);
-	free(exclude);
+	free(database);
 	free(json);
 	free(errmsg);
 	free(result.scan_ids);

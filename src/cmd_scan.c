@@ -387,14 +387,6 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 			struct fidx_scan_row row;
 			if (find_resumable(db, dbpath, roots[r], &row) < 0)
 				goto out;
-			for (size_t k = 0; k < r; k++) {
-				if (p->resume_ids[k] == row.id) {
-					fidx_error("cannot resume scan %lld twice: '%s' is given twice",
-						   (long long)row.id, fidx_quote(roots[r]));
-					fidx_scan_row_free(&row);
-					goto out;
-				}
-			}
 			p->resume_ids[r] = row.id;
 			p->seen_pids[r] = row.pid;
 			if (r == 0) {
@@ -467,7 +459,7 @@ int cmd_scan(int argc, char **argv)
 	char **roots = NULL;
 	size_t nroots = 0;
 	struct fidx_store *st = NULL;
-	char *json = NULL, *errmsg = NULL;
+	char *json = NULL, *errmsg = NULL, *database = NULL;
 	FILE *error_list = NULL;
 	struct fidx_interactive_choice choice = {0};
 	struct fidx_scan_result result = {0};
@@ -584,6 +576,14 @@ int cmd_scan(int argc, char **argv)
 			fidx_error("cannot scan '%s': %s", fidx_quote(arg), strerror(errno));
 			goto out;
 		}
+		/* The same root given twice ("small ./small") is one scan. */
+		bool again = false;
+		for (size_t k = 0; k + 1 < nroots && !again; k++)
+			again = strcmp(roots[k], roots[nroots - 1]) == 0;
+		if (again) {
+			free(roots[--nroots]);
+			continue;
+		}
 		/* A device that cannot be told (tmpfs, NFS, virtio...) is taken not to spin. */
 		if (io == FIDX_IO_AUTO) {
 			int rot = fidx_dev_rotational(sb.st_dev);
@@ -611,11 +611,6 @@ int cmd_scan(int argc, char **argv)
 					"whether it spins: files are read many at once (--io=hdd reads "
 					"one at a time, in on-disk order)\n");
 	}
-	if (!(json = fidx_scan_options_json(digests, jobs, xdev, follow, no_stat, io, drop_cache,
-					    (const char *const *)excludes, nexcludes))) {
-		fidx_error("out of memory");
-		goto out;
-	}
 	if (list_errors && !(error_list = tmpfile())) {
 		fidx_error("cannot make a temporary file for --errors: %s", strerror(errno));
 		goto out;
@@ -631,6 +626,13 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)
 		goto out;
+	/* The database is never scanned (scan.c leaves its files out): the row says where it was. */
+	if (!(database = realpath(db, NULL)) ||
+	    !(json = fidx_scan_options_json(digests, jobs, xdev, follow, no_stat, io, drop_cache,
+					    (const char *const *)excludes, nexcludes, database))) {
+		fidx_error("cannot scan into '%s': %s", fidx_quote(db), strerror(errno));
+		goto out;
+	}
 	/* Whoever watches should know what is not read again, and why. */
 	for (size_t r = 0; show_progress && r < nroots; r++)
 		if (plan.resume_ids[r])
@@ -689,6 +691,7 @@ out:
 	free(roots);
 	free(excludes);
 	free(json);
+	free(database);
 	free(errmsg);
 	free(choice.root);
 	free(result.scan_ids);

@@ -497,6 +497,35 @@ static int side_next(sqlite3 *db, sqlite3_stmt *s, const struct fidx_diff_side *
 	return 1;
 }
 
+/*
+ * Returns the folder of the database scan side->scan_id was written into
+ * (its options' "database", docs/SCHEMA.md), malloc'ed, or NULL when the
+ * scan does not say (made before fidx recorded it) or on ENOMEM.
+ */
+static char *database_folder(sqlite3 *db, const struct fidx_diff_side *side)
+{
+	sqlite3_stmt *s = NULL;
+	char *folder = NULL;
+	char *sql = sqlite3_mprintf("SELECT CASE WHEN json_valid(options) THEN"
+				    " json_extract(options, '$.database') END FROM \"%w\".scan"
+				    " WHERE id = ?", side->schema);
+	if (sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, side->scan_id);
+		const char *path = sqlite3_step(s) == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0)
+								 : NULL;
+		const char *slash = path ? strrchr(path, '/') : NULL;
+		if (slash)
+			folder = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	}
+	sqlite3_finalize(s);
+	sqlite3_free(sql);
+	return folder;
+}
+
+/* The times a scan changes in the folder of its own database (its -wal, -shm come and go). */
+#define OWN_FOLDER_TIMES \
+	(1u << FIDX_DIFF_MTIME | 1u << FIDX_DIFF_CTIME | 1u << FIDX_DIFF_ATIME)
+
 struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *old,
 				    const struct fidx_diff_side *new, unsigned attrs,
 				    char **errmsg)
@@ -508,6 +537,8 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 	sqlite3_stmt *sn = prepare_rows(db, new->schema, "WHERE scan_id = ? ORDER BY path");
 	struct row a, b;
 	int ha, hb;
+	/* The folders of the scans' own databases: their times moved by the scans themselves. */
+	char *folder[2] = {database_folder(db, old), database_folder(db, new)};
 
 	*errmsg = NULL;
 	if (!d)
@@ -541,6 +572,9 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 			signed char grew;
 			bool unknown;
 			unsigned changed = compare_rows(&a, &b, attrs, &grew, &unknown);
+			if ((folder[0] && strcmp(a.path, folder[0]) == 0) ||
+			    (folder[1] && strcmp(b.path, folder[1]) == 0))
+				changed &= ~OWN_FOLDER_TIMES;
 			if (changed) {
 				struct fidx_diff_entry *e = vec_push(&entries);
 				char *path;
@@ -575,6 +609,8 @@ fail:
 	fidx_diff_free(d);
 	d = NULL;
 out:
+	free(folder[0]);
+	free(folder[1]);
 	sqlite3_finalize(so);
 	sqlite3_finalize(sn);
 	free(removed.items);

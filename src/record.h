@@ -73,12 +73,6 @@ struct fidx_record {
 #define FIDX_ERROR_NOT_READ "not read: scan interrupted"
 #define FIDX_ERROR_NOT_HASHED "not hashed: scan interrupted"
 
-/*
- * The error of a file that is the database the scan writes (or its -wal or
- * -shm): reading it would open and close the store's own files in the same
- * process, which drops SQLite's POSIX locks on them (fcntl(2)).
- */
-#define FIDX_ERROR_OWN_DATABASE "not read: the database this scan writes"
 
 /* Returns the length in bytes of digest d. */
 size_t fidx_digest_len(enum fidx_digest d);

@@ -11,8 +11,11 @@
  * The walker callback turns each walk entry into a record, unless a resumed
  * scan holds its path already (opts->resumed_paths).  A regular file whose
  * digests an earlier scan offers (opts->reuse: same device, inode, size,
- * mtime and ctime) takes them and goes straight to the writer; one of the
- * store's own files is recorded unread.  Other regular files
+ * mtime and ctime) takes them and goes straight to the writer.  The store's
+ * own files (the database, its -wal, -shm and -journal), and those of the
+ * databases in opts->leave_out, are never recorded: they change while the
+ * scan runs, and opening them in the process that writes them would drop
+ * SQLite's POSIX locks (fcntl(2)).  Other regular files
  * to hash go to the hash queue 32 at a time (or sooner when they hold 8 MiB,
  * so that big files start early); everything else is gathered into a
  * per-thread batch for the writer.  The hashing stage reads and hashes the
@@ -53,6 +56,7 @@
 #include "hashio.h"
 #include "progress.h"
 #include "queue.h"
+#include "scanargs.h"
 #include "sysinfo.h"
 
 #define BATCH_RECORDS 256   /* records per writer batch */
@@ -83,12 +87,21 @@ struct scan {
 	struct fidx_queue *hash_q;     /* records to hash */
 	struct fidx_queue *write_q;    /* batches to store */
 	struct fidx_progress_counters counters;
-	struct { dev_t dev; ino_t ino; } own[3]; /* the store's files: database, -wal, -shm */
+	struct own_file *own;          /* the files never recorded (note_own_files()) */
 	size_t nown;
 	atomic_bool stop;              /* the pipeline must wind down */
 	atomic_bool failed;            /* the scan failed: the rows end 'failed' */
 	pthread_mutex_t fail_lock;     /* guards errmsg while the pipeline runs */
 	char *errmsg;                  /* what failed, for the user */
+};
+
+/* A file the scan never records: a database's file, -wal, -shm or -journal. */
+struct own_file {
+	char *path;                    /* its absolute path, as the walk would make it */
+	size_t len;                    /* strlen(path) */
+	dev_t dev;                     /* its device and inode, when it exists ... */
+	ino_t ino;
+	bool exists;                   /* ... at the start of the scan */
 };
 
 /* A walker or hashing thread's state. */
@@ -269,30 +282,64 @@ fail:
 	return NULL;
 }
 
-/* Whether rec is one of the store's own files (FIDX_ERROR_OWN_DATABASE). */
-static bool is_own_file(const struct scan *s, const struct fidx_record *rec)
+/*
+ * Whether walk entry e is one of the files the scan never records: by its
+ * device and inode when both are known (any path to it: a followed link, a
+ * bind mount), else by its path.
+ */
+static bool is_own_file(const struct scan *s, const struct fidx_walk_entry *e)
 {
-	for (size_t i = 0; i < s->nown; i++)
-		if (s->own[i].ino == rec->meta.ino && s->own[i].dev == rec->meta.dev)
+	for (size_t i = 0; i < s->nown; i++) {
+		const struct own_file *o = &s->own[i];
+		if (e->stx && o->exists) {
+			if (o->ino == e->stx->stx_ino &&
+			    o->dev == makedev(e->stx->stx_dev_major, e->stx->stx_dev_minor))
+				return true;
+		} else if (e->path_len == o->len && memcmp(e->path, o->path, o->len) == 0) {
 			return true;
+		}
+	}
 	return false;
 }
 
-/* Notes the store's files (they exist once a scan row was committed). */
-static void note_own_files(struct scan *s)
+/*
+ * Notes the files the scan leaves out: the store's database (whose files
+ * exist once a scan row was committed) and those of opts->leave_out, each
+ * with its -wal, -shm and -journal.  Returns 0, or -1 on ENOMEM.
+ */
+static int note_own_files(struct scan *s)
 {
-	static const char *const suffix[] = {"", "-wal", "-shm"};
-	const char *db = fidx_store_path(s->store);
-	for (size_t i = 0; i < 3; i++) {
-		char path[PATH_MAX];
-		struct stat sb;
-		if (snprintf(path, sizeof(path), "%s%s", db, suffix[i]) < (int)sizeof(path) &&
-		    stat(path, &sb) == 0) {
-			s->own[s->nown].dev = sb.st_dev;
-			s->own[s->nown].ino = sb.st_ino;
+	static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+	size_t ndb = 1;
+	while (s->opts->leave_out && s->opts->leave_out[ndb - 1])
+		ndb++;
+	if (!(s->own = calloc(4 * ndb, sizeof(*s->own))))
+		return -1;
+	for (size_t d = 0; d < ndb; d++) {
+		const char *db = d == 0 ? fidx_store_path(s->store) : s->opts->leave_out[d - 1];
+		/* The absolute path the walk would make: the folders resolved, as roots are. */
+		char *abs = realpath(db, NULL);
+		if (!abs && !(abs = fidx_root_path(db)))
+			continue;
+		for (size_t i = 0; i < 4; i++) {
+			struct own_file *o = &s->own[s->nown];
+			struct stat sb;
+			if (asprintf(&o->path, "%s%s", abs, suffix[i]) < 0) {
+				o->path = NULL;
+				free(abs);
+				return -1;
+			}
+			o->len = strlen(o->path);
+			if (stat(o->path, &sb) == 0) {
+				o->dev = sb.st_dev;
+				o->ino = sb.st_ino;
+				o->exists = true;
+			}
 			s->nown++;
 		}
+		free(abs);
 	}
+	return 0;
 }
 
 /*
@@ -309,7 +356,7 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 		return FIDX_WALK_STOP;
 	const struct fidx_pathset *done =
 		s->opts->resumed_paths ? s->opts->resumed_paths[e->root_index] : NULL;
-	if (done && fidx_pathset_has(done, e->path, e->path_len))
+	if ((done && fidx_pathset_has(done, e->path, e->path_len)) || is_own_file(s, e))
 		return stopping(s) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
 	struct fidx_record *rec = record_of(s, e);
 	if (!rec) {
@@ -320,12 +367,6 @@ static enum fidx_walk_action record_entry(struct producer *p, const struct fidx_
 	if (rec->type == 'f') {
 		atomic_fetch_add_explicit(&c->files_found, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&c->bytes_found, rec->meta.size, memory_order_relaxed);
-	}
-	if (rec->type == 'f' && s->opts->digests && !rec->error && is_own_file(s, rec) &&
-	    fidx_record_set_error(rec, FIDX_ERROR_OWN_DATABASE, 0) < 0) {
-		fidx_record_free(rec);
-		pipeline_fail(s, "out of memory");
-		return FIDX_WALK_STOP;
 	}
 	int ret;
 	if (rec->type == 'f' && s->opts->digests && !rec->error &&
@@ -587,7 +628,10 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		}
 		result->nscans = r + 1;
 	}
-	note_own_files(&s);
+	if (note_own_files(&s) < 0) {
+		s.errmsg = strdup("out of memory");
+		goto fail_setup;
+	}
 
 	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
 		s.errmsg = strdup("cannot start the writer thread");
@@ -671,6 +715,9 @@ out:
 	fidx_queue_destroy(s.hash_q);
 	fidx_queue_destroy(s.write_q);
 	result->scan_ids = s.scan_ids;
+	for (size_t i = 0; i < s.nown; i++)
+		free(s.own[i].path);
+	free(s.own);
 	free(s.totals);
 	free(s.uncommitted);
 	if (ret < 0)

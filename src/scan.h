@@ -56,6 +56,10 @@ struct fidx_scan_opts {
 	 * again; both NULL for a new scan of every root. */
 	const int64_t *resume_ids;
 	const struct fidx_pathset *const *resumed_paths;
+	/* Databases the scan leaves out beside its store's (NULL-terminated paths,
+	 * or NULL): each one's file, -wal, -shm and -journal are never recorded
+	 * (`fidx check` reads its baseline while it scans). */
+	const char *const *leave_out;
 };
 
 /*

@@ -78,7 +78,7 @@ char *fidx_root_path(const char *path)
 
 char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool follow,
 			     bool no_stat, enum fidx_io_mode io, bool drop_cache,
-			     const char *const *excludes, size_t nexcludes)
+			     const char *const *excludes, size_t nexcludes, const char *database)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -98,7 +98,12 @@ char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool fo
 			putc(',', f);
 		fidx_json_string(f, excludes[i]);
 	}
-	fputs("]}", f);
+	putc(']', f);
+	if (database) {
+		fputs(",\"database\":", f);
+		fidx_json_string(f, database);
+	}
+	putc('}', f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

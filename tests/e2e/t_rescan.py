@@ -391,7 +391,7 @@ def check_resume_two_roots(chk, top):
 	twice at once: one resumes, the other is refused before it writes
 	anything; each scan keeps its own rows, and SMALL's, whose files were
 	taken from an earlier complete scan before the interruption, keeps naming
-	that scan.  A root given twice to --resume is refused.  `fidx dupes` run
+	that scan.  `fidx dupes` run
 	on the interrupted scan keeps digests of files it left unfinished
 	(file_digest): the resume drops those with the rows, so that no digest
 	ends up naming another file (a new row may take a dropped row's id).
@@ -424,10 +424,6 @@ def check_resume_two_roots(chk, top):
 	chk.ok("two roots: dupes kept digests of the interrupted scan's files", digest_of,
 	       repr(digest_of))
 	write(slow + b"/new", b"created before the resume")
-	res = run_fidx("scan", "-q", "--db", db, "--resume", slow, small, slow)
-	lib.check_fatal(chk, "two roots: --resume with a root given twice", res, b"twice")
-	chk.eq("two roots: the refused --resume left the scans as they were",
-	       [r["status"] for r in lib.scan_rows(db)], ["complete", "interrupted", "interrupted"])
 	with concurrent.futures.ThreadPoolExecutor(2) as pool:
 		runs = list(pool.map(lambda _: run_fidx("scan", "-q", "--db", db, "--resume",
 							"--rehash", slow, small, timeout=300),
@@ -477,24 +473,70 @@ def check_resume_errors(chk, top):
 
 
 def check_own_database(chk, top):
-	"""A tree that holds the database being written: its files are recorded, not read."""
+	"""
+	A tree that holds the database being written (`cd d; fidx scan .`): its
+	files are left out, the scan row says so, the scan exits 0, and diff and
+	check come back clean (the folder's times, which the database's -wal and
+	-shm move, are not a change); by inode with --follow, by path with --no-stat.
+	"""
 	root = top + b"/withdb"
-	os.makedirs(root)
+	os.makedirs(root + b"/sub")
 	write(root + b"/a", b"alpha")
 	db = root + b"/fidx.db"
+	own = {db + x for x in (b"", b"-wal", b"-shm", b"-journal")}
 	for run in (1, 2):
-		res = scan(db, root)
-		chk.ok("database inside the tree, scan %d: exit 1 (its own files not read)" % run,
-		       res.rc == 1, repr(res))
+		res = run_fidx("scan", "-q", ".", cwd=root)
+		chk.eq("database inside the tree, scan %d: exit 0, nothing on stderr" % run,
+		       (res.rc, res.err), (0, b""))
 		got, _ = lib.db_rows(db, run)
-		own = {p: r for p, r in got.items() if p.startswith(db)}
-		chk.ok("scan %d: the database and its -wal and -shm recorded with why they were"
-		       " not read" % run, set(own) == {db, db + b"-wal", db + b"-shm"} and
-		       all(r["error"] == "not read: the database this scan writes" and
-			   r["sha256"] is None for r in own.values()), lib.short(own))
+		chk.eq("scan %d: no row of the database, its -wal, -shm or -journal" % run,
+		       sorted(p for p in got if p in own), [])
+		chk.eq("scan %d: every other entry recorded" % run, sorted(got),
+		       [root, root + b"/a", root + b"/sub"])
 		chk.eq("scan %d: the other file read" % run, got[root + b"/a"]["sha256"],
 		       sha256(root + b"/a"))
+		con = lib.connect(db)
+		opts = json.loads(con.execute("SELECT options FROM scan WHERE id = ?",
+					      (run,)).fetchone()[0])
+		con.close()
+		chk.eq("scan %d: the scan row's options name the database left out" % run,
+		       opts.get("database"), os.fsdecode(db))
+	res = run_fidx("diff", cwd=root)
+	chk.eq("database inside the tree: fidx diff of the two scans: identical, exit 0",
+	       (res.rc, res.out), (0, b""))
+	for args, label in (([], "check"), (["--update"], "check --update")):
+		res = run_fidx("check", *args, cwd=root)
+		chk.eq("database inside the tree: fidx %s: identical, exit 0" % label,
+		       (res.rc, res.out), (0, b""))
+	write(root + b"/new", b"new")
+	res = run_fidx("check", cwd=root)
+	chk.eq("database inside the tree: a file added beside it is still found (exit 1)",
+	       (res.rc, res.out), (1, b"added   ++++++++++++++ " + root + b"/new\n"))
 	chk.eq("database inside the tree: integrity_check", lib.integrity(db), "ok")
+
+	# Reached through a link (--follow: by inode) and with --no-stat (by path).
+	other = top + b"/elsewhere.db"
+	os.symlink(other, root + b"/link-to-db")
+	res = run_fidx("scan", "-q", "--follow", "--db", other, root)
+	got, _ = lib.db_rows(other, 1)
+	chk.ok("--follow: the database reached through a link is left out",
+	       res.rc == 0 and root + b"/link-to-db" not in got and root + b"/a" in got,
+	       "rc=%d %s" % (res.rc, lib.short(sorted(got))))
+	res = run_fidx("scan", "-q", "--no-stat", ".", cwd=root)
+	con = lib.connect(db)
+	paths = [r[0] for r in con.execute("SELECT path FROM file WHERE scan_id ="
+					   " (SELECT max(id) FROM scan)")]
+	con.close()
+	chk.ok("--no-stat: the database left out by its path",
+	       res.rc == 0 and not own & set(paths) and root + b"/a" in paths,
+	       "rc=%d %s" % (res.rc, lib.short(sorted(paths))))
+
+	# The same root given twice, or spelled twice, is one scan.
+	twice = top + b"/twice.db"
+	res = run_fidx("scan", "-q", "--db", twice, "withdb", "./withdb", "withdb/", top + b"/withdb",
+		       cwd=top)
+	chk.eq("the same root given four ways: one scan, exit 0",
+	       (res.rc, [s["root"] for s in lib.scan_rows(twice)]), (0, [root]))
 
 
 def main():
