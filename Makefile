@@ -91,15 +91,21 @@ $(BUILD)/bench/hash-io: bench/hash-io.c bench/bench.h $(BUILD)/libfidx.a
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags liburing) -o $@ $< $(BUILD)/libfidx.a \
 		$(ALL_LDLIBS) $(shell pkg-config --libs liburing)
 
-# Test-only preload that makes files change or vanish at the moment fidx opens them.
+# Test-only preloads: files that change or vanish at the moment fidx opens them
+# (race-shim), allocations that fail from a chosen one on (fail-shim).  The
+# suite finds the second beside the first.
 $(BUILD)/tests/race-shim.so: tests/e2e/race-shim.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
 
+$(BUILD)/tests/fail-shim.so: tests/e2e/fail-shim.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so
+e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so
 	$(PYTHON) tests/e2e/run --fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
 
 run: deps

@@ -296,6 +296,7 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 out:
 	free(result.scan_ids);
 	free(result.seals);
+	free(result.index_error);
 	free(database);
 	free(json);
 	free(errmsg);

@@ -240,7 +240,7 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		.progress = progress, .options_json = json, .cancel = &interrupted,
 	};
 	if (fidx_scan(st, (const char *const *)roots, nargs, &so, &result, &errmsg) < 0) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
 	}
 	if (result.interrupted) {
@@ -268,6 +268,7 @@ out:
 	free(errmsg);
 	free(result.scan_ids);
 	free(result.seals);
+	free(result.index_error);
 	return status;
 }
 

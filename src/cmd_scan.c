@@ -194,19 +194,6 @@ static void plan_free(struct plan *p, size_t nroots)
 }
 
 /*
- * Whether the process that wrote a 'running' scan may still be writing it:
- * its pid is alive on this host.  Another host's process cannot be asked;
- * a scan recorded without a pid (before schema version 3) counts as dead.
- */
-static bool still_running(const struct fidx_scan_row *row, const char *host)
-{
-	if (strcmp(row->status, "running") != 0 || row->pid <= 0 || !row->host ||
-	    strcmp(row->host, host) != 0 || row->pid == getpid())
-		return false;
-	return kill((pid_t)row->pid, 0) == 0 || errno == EPERM;
-}
-
-/*
  * Finds the scan --resume continues for root, the newest scan of it, into
  * *row and checks that it can be continued.  Prints one line and returns -1
  * when not.
@@ -215,7 +202,7 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 			  struct fidx_scan_row *row)
 {
 	static const char *const any[] = {"running", "interrupted", "failed", "complete", NULL};
-	char *errmsg = NULL, host[256] = "";
+	char *errmsg = NULL;
 
 	int found = fidx_scan_row_newest(db, root, any, 0, row, &errmsg);
 	if (found < 0) {
@@ -230,11 +217,10 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 		free(db_q);
 		return -1;
 	}
-	gethostname(host, sizeof(host) - 1);
 	if (strcmp(row->status, "complete") == 0)
 		fidx_error("nothing to resume: the newest scan of '%s' (scan %lld) is complete",
 			   fidx_quote(row->root), (long long)row->id);
-	else if (still_running(row, host))
+	else if (strcmp(row->status, "running") == 0 && fidx_writer_alive(row->pid, row->host) == 1)
 		fidx_error("cannot resume scan %lld of '%s': process %lld is still writing it",
 			   (long long)row->id, fidx_quote(row->root), (long long)row->pid);
 	else
@@ -667,7 +653,7 @@ int cmd_scan(int argc, char **argv)
 	};
 	int ret = fidx_scan(st, (const char *const *)roots, nroots, &opts, &result, &errmsg);
 	if (ret < 0) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
 	}
 	if (fidx_store_close(st) < 0) {
@@ -677,6 +663,9 @@ int cmd_scan(int argc, char **argv)
 	}
 	st = NULL;
 	print_summary(&result, db, nroots, roots[0], digests != 0);
+	if (result.index_error)
+		fidx_warn("%s; the scan is whole and sealed, queries of it are slower until a later"
+			  " scan into the database builds its indexes", result.index_error);
 	if (error_list)
 		print_errors(error_list);
 	status = result.interrupted ? 130 : result.errors ? 1 : 0;
@@ -696,6 +685,7 @@ out:
 	free(choice.root);
 	free(result.scan_ids);
 	free(result.seals);
+	free(result.index_error);
 	plan_free(&plan, nroots);
 	free(resume_root);
 	return status;

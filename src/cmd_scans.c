@@ -17,6 +17,7 @@
 #include "json.h"
 #include "output.h"
 #include "query.h"
+#include "sysinfo.h"
 
 static const struct fidx_option scans_options[] = {
 	FIDX_QUERY_OPTIONS,
@@ -31,8 +32,12 @@ static void scans_usage(FILE *out)
 	      "List the scans in the database (default ./fidx.db), oldest first: id,\n"
 	      "status, start (UTC), duration, entries, bytes of regular files, entries\n"
 	      "recorded with an error, host and root.  A scan still running shows '-'\n"
-	      "for what it has not finished.  Every scan is listed unless --scan names\n"
-	      "some.  With -0 each line ends with a NUL byte and there is no header.\n\n"
+	      "for what it has not finished; one recorded as running whose process is\n"
+	      "gone from this host (killed, or the machine stopped) shows 'dead' ('fidx\n"
+	      "scan --resume' continues it; --json keeps \"running\" and adds \"alive\").\n"
+	      "The duration leaves out the time between the runs of a resumed scan.\n"
+	      "Every scan is listed unless --scan names some.  With -0 each line ends\n"
+	      "with a NUL byte and there is no header.\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, scans_options, NOPTIONS);
 	fputs("\nExit status: 0 listed (even none), 2 usage or fatal error.\n", out);
@@ -51,7 +56,24 @@ static const char *utc_time(int64_t ns, char buf[static 32])
 /* Columns of the SELECT below. */
 enum { C_ID, C_ROOT, C_HOST, C_OS, C_KERNEL, C_ARCH, C_VERSION, C_OPTIONS, C_STARTED,
        C_FINISHED, C_STATUS, C_ENTRIES, C_FILES, C_DIRS, C_BYTES, C_ERRORS, C_HASHED,
-       C_REUSED, C_BASE, C_SEAL, C_RUN };
+       C_REUSED, C_BASE, C_SEAL, C_RUN, C_PID };
+
+/*
+ * The status to show: the row's, but "dead" for a 'running' scan whose
+ * process is gone from this host (killed, or the machine stopped: `fidx scan
+ * --resume` continues it).  Sets *alive to fidx_writer_alive() of a running
+ * scan, else -1.
+ */
+static const char *shown_status(sqlite3_stmt *s, int *alive)
+{
+	const char *status = (const char *)sqlite3_column_text(s, C_STATUS);
+	*alive = -1;
+	if (!status || strcmp(status, "running") != 0)
+		return status ? status : "";
+	*alive = fidx_writer_alive(sqlite3_column_int64(s, C_PID),
+				   (const char *)sqlite3_column_text(s, C_HOST));
+	return *alive == 0 ? "dead" : status;
+}
 
 /*
  * Sets *seconds to how long scan s ran: run_ns (schema 4: every run of a
@@ -95,7 +117,12 @@ static void print_json(sqlite3_stmt *s)
 	char when[32];
 	printf("{\"id\":%lld,", sqlite3_column_int64(s, C_ID));
 	fidx_json_path(stdout, "root", (const char *)sqlite3_column_text(s, C_ROOT));
+	/* The status as recorded; "alive" says whether a running scan's process is. */
+	int alive;
 	json_text(s, "status", C_STATUS);
+	shown_status(s, &alive);
+	if (alive >= 0)
+		printf(",\"alive\":%s", alive ? "true" : "false");
 	json_text(s, "host", C_HOST);
 	json_text(s, "os", C_OS);
 	json_text(s, "kernel", C_KERNEL);
@@ -150,8 +177,9 @@ static void print_text(sqlite3_stmt *s, bool nul)
 		snprintf(errors, sizeof(errors), "%lld", sqlite3_column_int64(s, C_ERRORS));
 	}
 	const char *host = (const char *)sqlite3_column_text(s, C_HOST);
+	int alive;
 	printf("%4lld  %-11s  %s  %8s  %9s  %9s  %6s  %-12s  ", sqlite3_column_int64(s, C_ID),
-	       (const char *)sqlite3_column_text(s, C_STATUS),
+	       shown_status(s, &alive),
 	       utc_time(sqlite3_column_int64(s, C_STARTED), when), dur, entries, bytes, errors,
 	       host ? fidx_quote(host) : "-");
 	fidx_out_path((const char *)sqlite3_column_text(s, C_ROOT), nul);
@@ -188,13 +216,13 @@ int cmd_scans(int argc, char **argv)
 	if (!(q = fidx_query_open(&qa)))
 		return 2;
 	fidx_out_begin();
-	/* Version 3 added the counts of incremental rescans and the seal, 4 the run time. */
+	/* Version 3 added the counts of incremental rescans, the seal and pid, 4 the run time. */
 	char sql[512];
 	snprintf(sql, sizeof(sql), "SELECT id, root, host, os, kernel, arch, version, options,"
-		 " started_ns, finished_ns, status, entries, files, dirs, bytes, errors, %s, %s"
+		 " started_ns, finished_ns, status, entries, files, dirs, bytes, errors, %s, %s, %s"
 		 " FROM scan WHERE id IN (SELECT id FROM selected_scan) ORDER BY id",
 		 q->version >= 3 ? "hashed, reused, base_scan_id, seal" : "NULL, NULL, NULL, NULL",
-		 q->version >= 4 ? "run_ns" : "NULL");
+		 q->version >= 4 ? "run_ns" : "NULL", q->version >= 3 ? "pid" : "NULL");
 	if (!(s = fidx_query_prepare(q, sql)))
 		goto out;
 	if (!qa.json && !qa.nul)

@@ -92,7 +92,9 @@ struct scan {
 	atomic_bool stop;              /* the pipeline must wind down */
 	atomic_bool failed;            /* the scan failed: the rows end 'failed' */
 	pthread_mutex_t fail_lock;     /* guards errmsg while the pipeline runs */
-	char *errmsg;                  /* what failed, for the user */
+	char errmsg[1024];             /* what failed first, for the user ("" while nothing
+					  did): a buffer, so that a failure never depends on
+					  memory to describe it */
 };
 
 /* A file the scan never records: a database's file, -wal, -shm or -journal. */
@@ -133,15 +135,33 @@ static void batch_free(struct batch *b)
 }
 
 /*
+ * Records msg as what failed unless something failed first.  Allocates
+ * nothing.  Thread-safe.
+ */
+static void note_failure(struct scan *s, const char *msg)
+{
+	pthread_mutex_lock(&s->fail_lock);
+	if (!s->errmsg[0])
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg && *msg ? msg : "out of memory");
+	pthread_mutex_unlock(&s->fail_lock);
+}
+
+/* Whether a failure was noted. */
+static bool has_failure(struct scan *s)
+{
+	pthread_mutex_lock(&s->fail_lock);
+	bool failed = s->errmsg[0] != '\0';
+	pthread_mutex_unlock(&s->fail_lock);
+	return failed;
+}
+
+/*
  * Records a failure that ends the scan (the first message wins) and makes
  * every stage stop: no stage is left waiting on another.  Thread-safe.
  */
 static void pipeline_fail(struct scan *s, const char *msg)
 {
-	pthread_mutex_lock(&s->fail_lock);
-	if (!s->errmsg)
-		s->errmsg = strdup(msg);
-	pthread_mutex_unlock(&s->fail_lock);
+	note_failure(s, msg);
 	atomic_store(&s->failed, true);
 	atomic_store(&s->stop, true);
 	fidx_queue_abort(s->hash_q);
@@ -527,7 +547,7 @@ static void drain(struct scan *s)
 		batch_free(item);
 }
 
-/* Writes the end of every scan row; returns 0 or -1 (message in s->errmsg). */
+/* Writes the end of every scan row; returns 0 or -1 (message noted). */
 static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 {
 	const char *status = atomic_load(&s->failed) ? "failed"
@@ -543,8 +563,7 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 			.base_scan_id = s->opts->base_scan_ids ? s->opts->base_scan_ids[r] : 0,
 		};
 		if (fidx_store_end_scan(s->store, s->scan_ids[r], &end) < 0) {
-			if (!s->errmsg)
-				s->errmsg = strdup(fidx_store_errmsg(s->store));
+			note_failure(s, fidx_store_errmsg(s->store));
 			ret = -1;
 		}
 	}
@@ -596,7 +615,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	/* Producers: the walk and the hashing stage (done for it when there is none). */
 	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 2);
 	if (!s.scan_ids || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q) {
-		s.errmsg = strdup("out of memory");
+		note_failure(&s, "out of memory");
 		goto out;
 	}
 
@@ -604,7 +623,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		if (opts->resume_ids && opts->resume_ids[r]) {
 			struct fidx_scan_totals so_far;
 			if (fidx_store_resume_scan(st, opts->resume_ids[r], &so_far) < 0) {
-				s.errmsg = strdup(fidx_store_errmsg(st));
+				note_failure(&s, fidx_store_errmsg(st));
 				goto fail_setup;
 			}
 			s.scan_ids[r] = opts->resume_ids[r];
@@ -623,18 +642,18 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		};
 		s.scan_ids[r] = fidx_store_begin_scan(st, &info);
 		if (s.scan_ids[r] < 0) {
-			s.errmsg = strdup(fidx_store_errmsg(st));
+			note_failure(&s, fidx_store_errmsg(st));
 			goto fail_setup;
 		}
 		result->nscans = r + 1;
 	}
 	if (note_own_files(&s) < 0) {
-		s.errmsg = strdup("out of memory");
+		note_failure(&s, "out of memory");
 		goto fail_setup;
 	}
 
 	if (pthread_create(&writer_tid, NULL, writer, &s) != 0) {
-		s.errmsg = strdup("cannot start the writer thread");
+		note_failure(&s, "cannot start the writer thread");
 		goto fail_setup;
 	}
 	if (opts->digests) {
@@ -675,21 +694,23 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	pthread_join(writer_tid, NULL);
 
-	if (end_scans(&s, nroots, result->interrupted) == 0 && !atomic_load(&s.failed) &&
-	    fidx_store_build_indexes(st) < 0 && !s.errmsg)
-		s.errmsg = strdup(fidx_store_errmsg(st));
+	bool ended = end_scans(&s, nroots, result->interrupted) == 0;
 	/* Complete scans are sealed (seal.h); an interrupted one is when resumed to its end. */
-	for (size_t r = 0; r < nroots && !s.errmsg && !atomic_load(&s.failed) &&
+	for (size_t r = 0; r < nroots && ended && !has_failure(&s) && !atomic_load(&s.failed) &&
 			   !result->interrupted; r++) {
 		struct fidx_scan_seal seal = {.sealed = true};
 		int sealed = fidx_store_seal(st, s.scan_ids[r], seal.sha256);
 		if (sealed < 0)
-			s.errmsg = strdup(fidx_store_errmsg(st));
+			note_failure(&s, fidx_store_errmsg(st));
 		else if (sealed && !result->seals && !(result->seals = calloc(nroots, sizeof(seal))))
-			s.errmsg = strdup("out of memory");
+			note_failure(&s, "out of memory");
 		else if (sealed)
 			result->seals[r] = seal;
 	}
+	/* Then the indexes, which only speed queries up: without them the scans stand. */
+	if (ended && !atomic_load(&s.failed) && fidx_store_build_indexes(st) < 0 &&
+	    !(result->index_error = strdup(fidx_store_errmsg(st))))
+		note_failure(&s, "out of memory");
 	for (size_t r = 0; r < nroots; r++) {
 		result->entries += s.totals[r].entries;
 		result->files += s.totals[r].files;
@@ -699,7 +720,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->reused += s.totals[r].reused;
 		result->hashed += s.totals[r].hashed;
 	}
-	if (!s.errmsg)
+	/* Failed is failed, whether or not the failure could be described. */
+	if (!has_failure(&s) && !atomic_load(&s.failed))
 		ret = 0;
 	goto out;
 fail_setup:
@@ -720,9 +742,7 @@ out:
 	free(s.own);
 	free(s.totals);
 	free(s.uncommitted);
-	if (ret < 0)
-		*errmsg = s.errmsg ? s.errmsg : strdup("out of memory");
-	else
-		free(s.errmsg);
+	if (ret < 0) /* NULL when out of memory: the caller then says so */
+		*errmsg = strdup(s.errmsg[0] ? s.errmsg : "out of memory");
 	return ret;
 }

@@ -82,14 +82,21 @@ struct fidx_scan_result {
 	bool interrupted;            /* stopped by cancel */
 	struct fidx_scan_seal *seals; /* each root's seal, in root order, when some scan was
 					 sealed (else NULL); the caller frees it */
+	char *index_error;           /* why the indexes built after the scans could not be
+					(a full disk: the scans are whole and sealed, queries
+					slower until a later scan builds them), or NULL; the
+					caller frees it */
 };
 
 /*
  * Scans the roots (absolute paths) into the open store st, one scan row per
  * root.  Returns 0 when every root was walked to its end or interrupted by
- * cancel (result->interrupted), or -1 when the store failed, with a one-line
- * message in *errmsg (malloc'ed).  Scan rows are ended 'complete',
- * 'interrupted' or 'failed' accordingly.
+ * cancel (result->interrupted), or -1 when anything failed (the store, memory
+ * in any stage), with a one-line message in *errmsg (malloc'ed; NULL when
+ * even that could not be allocated: out of memory).  The result is -1 on any
+ * failure, whether or not it could be described.  Scan rows are ended
+ * 'complete', 'interrupted' or 'failed' accordingly (as far as the store can
+ * still write).
  */
 int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	      const struct fidx_scan_opts *opts, struct fidx_scan_result *result, char **errmsg);

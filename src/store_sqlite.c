@@ -50,6 +50,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -400,6 +401,7 @@ struct fidx_store {
 	bool in_txn;           /* a batch transaction is open */
 	bool scratch;          /* fidx_store_scratch(): not synced, no secondary index, no seal */
 	struct fidx_sealer *sealer; /* the seals of the scans written (seal.h); NULL when scratch */
+	int ballast;           /* room kept for the end of a scan on a full disk, or -1 */
 	char msg[8192];        /* the last failure, one line */
 };
 
@@ -538,6 +540,41 @@ static void rollback(struct fidx_store *st)
 	st->pending = 0;
 	if (st->sealer)
 		fidx_sealer_forget(st->sealer);
+}
+
+/*
+ * Room kept on the database's file system for the end of a scan.  When the
+ * disk fills, a failing scan still has to write the end of its row
+ * ('failed', its counts), a few pages of WAL; without room the row would be
+ * left 'running', as if the scan still ran.  An unnamed file (O_TMPFILE: no
+ * name in the folder, nothing left behind, the folder's times unchanged) of
+ * BALLAST_BYTES is allocated beside the database, and given back to the file
+ * system before that write is tried again.
+ */
+#define BALLAST_BYTES (2 << 20)
+
+/* Allocates the ballast beside the database, when the file system can (else none). */
+static void ballast_take(struct fidx_store *st)
+{
+	char *dir = strdup(st->path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	const char *folder = !dir ? NULL : !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+	st->ballast = folder ? open(folder, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+	if (st->ballast >= 0 && posix_fallocate(st->ballast, 0, BALLAST_BYTES) != 0) {
+		close(st->ballast);
+		st->ballast = -1;
+	}
+	free(dir);
+}
+
+/* Gives the ballast back to the file system.  Returns whether there was one. */
+static bool ballast_release(struct fidx_store *st)
+{
+	if (st->ballast < 0)
+		return false;
+	close(st->ballast);
+	st->ballast = -1;
+	return true;
 }
 
 /*
@@ -736,6 +773,7 @@ struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opt
 		return NULL;
 	}
 	st->batch_rows = opts && opts->batch_rows ? opts->batch_rows : DEFAULT_BATCH_ROWS;
+	st->ballast = -1;
 	int cache_kib = opts && opts->cache_kib > 0 ? opts->cache_kib : DEFAULT_CACHE_KIB;
 
 	if (probe_header(st) < 0 || connect_db(st, cache_kib) < 0) {
@@ -743,6 +781,7 @@ struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opt
 		fidx_store_close(st);
 		return NULL;
 	}
+	ballast_take(st);
 	return st;
 }
 
@@ -1052,12 +1091,15 @@ fail:
 	return -1;
 }
 
-int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
-			const struct fidx_scan_totals *totals)
+/*
+ * Writes the end of scan scan_id in one transaction (and, for a complete
+ * scan, its local_time rows).  Returns 0, or -1 with the message set.
+ */
+static int end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_totals *totals)
 {
 	sqlite3_stmt *s = NULL;
 
-	if (fidx_store_flush(st) < 0 || exec(st, "BEGIN IMMEDIATE", "write") < 0)
+	if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
 	struct store_scan *c = scan_followed(st, scan_id);
 	if (sqlite3_prepare_v2(st->db,
@@ -1099,10 +1141,10 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 	}
 	sqlite3_finalize(s);
 	s = NULL;
-	if (c) {
-		/* The end counts as a time of the scan, for the local dates of `data`. */
+	/* The local dates of `data`, which shows complete scans; the end is one of its times. */
+	if (c && !st->scratch && strcmp(totals->status, "complete") == 0) {
 		scan_span(c, &(struct fidx_time){.sec = fidx_time_of_ns(totals->finished_ns).sec});
-		if (!st->scratch && write_local_time(st, c) < 0)
+		if (write_local_time(st, c) < 0)
 			goto fail;
 	}
 	if (exec(st, "COMMIT", "write") < 0)
@@ -1113,6 +1155,22 @@ int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
 fail:
 	sqlite3_finalize(s);
 	rollback(st);
+	return -1;
+}
+
+int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
+			const struct fidx_scan_totals *totals)
+{
+	/* Rows still pending are committed first; a full disk may refuse them. */
+	int flushed = fidx_store_flush(st);
+	if (flushed == 0 && end_scan(st, scan_id, totals) == 0)
+		return 0;
+	/* The disk may be full: with the ballast given back, the end fits. */
+	char first[sizeof(st->msg)];
+	memcpy(first, st->msg, sizeof(first));
+	if (ballast_release(st) && end_scan(st, scan_id, totals) == 0 && flushed == 0)
+		return 0;
+	memcpy(st->msg, first, sizeof(first));
 	return -1;
 }
 
@@ -1156,6 +1214,7 @@ int fidx_store_close(struct fidx_store *st)
 		if (sqlite3_close(st->db) != SQLITE_OK)
 			ret = -1;
 	}
+	ballast_release(st);
 	free(st->scans);
 	free(st->path);
 	free(st);

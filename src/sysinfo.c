@@ -3,7 +3,9 @@
  */
 #include "sysinfo.h"
 
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -58,6 +60,16 @@ int64_t fidx_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int fidx_writer_alive(int64_t pid, const char *host)
+{
+	char here[256] = "";
+	if (pid <= 0 || !host || gethostname(here, sizeof(here) - 1) < 0 || strcmp(host, here) != 0)
+		return -1;
+	if (pid == getpid())
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
 int64_t fidx_monotonic_ns(void)

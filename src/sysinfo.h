@@ -23,6 +23,14 @@ unsigned fidx_usable_cpus(void);
 /* Returns the wall-clock time in ns since the epoch (UTC). */
 int64_t fidx_now_ns(void);
 
+/*
+ * Whether the process pid of host (a running scan's scan.pid and scan.host)
+ * is alive: 1 when it is (or exists under another user), 0 when it is gone,
+ * -1 when this machine cannot tell (another host, no pid recorded).  This
+ * process counts as gone: a scan it is not writing is not being written.
+ */
+int fidx_writer_alive(int64_t pid, const char *host);
+
 /* Returns CLOCK_MONOTONIC in ns: for durations. */
 int64_t fidx_monotonic_ns(void);
 
