@@ -59,6 +59,9 @@ struct fidx_query_args {
 	bool nul;           /* -0 */
 	bool every_scan;    /* set by the command: without --scan, select every scan
 			       (of any status, possibly none) instead of the default */
+	unsigned digests;   /* set by the command: the default selection prefers scans
+			       that computed one of these digests (1u << enum
+			       fidx_digest); 0 for any scan (query.h) */
 };
 
 /* The options that choose what is read: --db and --scan. */
@@ -68,7 +71,8 @@ struct fidx_query_args {
 	 "                       names it too when it is a SQLite file"}, \
 	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID", \
 	 "the scans to read, e.g. 3 or 3,5 (default: the newest\n" \
-	 "                       complete scan of each root)"}
+	 "                       complete scan of each root, each path once: a\n" \
+	 "                       root inside another's tree from the newer scan)"}
 
 /* The options that shape the output: --json and -0. */
 #define FIDX_OUTPUT_OPTIONS \

@@ -11,6 +11,11 @@
  * when sibling directories share it (du -d N, which walks once, gives it to
  * whichever sibling it met first; du -s of each sibling counts it in both).
  *
+ * The tree is the one the selection shows (query.h): when a newer selected
+ * scan's root lies in this scan's tree, its rows there replace this scan's
+ * (hidden) ones, so they are summed too, in this scan's block, and that scan
+ * gets no block of its own.
+ *
  * How: one streaming pass over the scan's rows at and below PATH, in
  * whatever order they come (the table in rowid order when PATH is the root
  * of a scan that holds at least half of it, see space.h; else the range of
@@ -222,43 +227,54 @@ static inline uint64_t col_u64(sqlite3_stmt *s, int c)
 enum { C_PATH, C_TYPE, C_SIZE, C_BLOCKS, C_NLINK, C_DEV, C_INO, C_ERROR };
 
 /*
- * The columns du reads; the rows: base itself, then the range of the index
- * that holds exactly the paths below it, (base + "/", base + "0"), as '/'
- * is the byte just below '0'.
+ * The columns du reads; the rows: a path itself, then the range of the index
+ * that holds exactly the paths below it, (path + "/", path + "0"), as '/' is
+ * the byte just below '0'; %s: the rows the selection shows (query.h).
  */
 #define DU_COLUMNS "SELECT path, type, size, blocks, nlink, dev, ino, error IS NOT NULL FROM file"
 static const char du_subtree_sql[] =
-	DU_COLUMNS " WHERE scan_id = ?1 AND path = ?2 UNION ALL "
-	DU_COLUMNS " WHERE scan_id = ?1 AND path > ?3 AND path < ?4";
+	DU_COLUMNS " WHERE scan_id = ?1 AND path = ?2 AND %1$s UNION ALL "
+	DU_COLUMNS " WHERE scan_id = ?1 AND path > ?3 AND path < ?4 AND %1$s";
 /* The whole scan, as a pass over the table (see fidx_space_read_table()). */
-static const char du_table_sql[] = DU_COLUMNS " WHERE +scan_id = ?1";
+static const char du_table_sql[] = DU_COLUMNS " WHERE +scan_id = ?1 AND %1$s";
 
 /*
- * Sums the rows of scan at and below d->base into nodes, in one pass; whole
- * says that base is the scan's root.  Returns the rows summed, or -1 after
+ * Sums the rows the selection shows of scan at and below from (d->base, or
+ * the root of a newer scan in d->base's tree) into nodes, in one pass; whole
+ * says that from is the scan's root.  Returns the rows summed, or -1 after
  * printing why.
  */
-static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan, bool whole)
+static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan, const char *from,
+			 bool whole)
 {
 	int table = whole ? fidx_space_read_table(q, scan) : 0;
-	sqlite3_stmt *s = table < 0 ? NULL
-				    : fidx_query_prepare(q, table ? du_table_sql : du_subtree_sql);
-	char *upper = NULL;
+	char *sql = NULL, *lower = NULL, *upper = NULL;
+	size_t fromlen = strlen(from);
+	sqlite3_stmt *s = NULL;
 	int64_t rows = 0, last = -1;
 	const char *last_key = NULL;
 	size_t last_len = 0;
 	int rc;
 
-	if (!s)
+	if (table < 0)
 		return -1;
+	if (asprintf(&sql, table ? du_table_sql : du_subtree_sql, fidx_query_shown(q, "file")) < 0) {
+		sql = NULL;
+		goto nomem;
+	}
+	if (!(s = fidx_query_prepare(q, sql))) {
+		free(sql);
+		return -1;
+	}
 	sqlite3_bind_int64(s, 1, scan);
 	if (!table) {
-		if (asprintf(&upper, "%.*s0", (int)d->start - 1, d->base) < 0) {
-			upper = NULL;
+		/* The paths below from: (from + "/", from + "0"); all of them below "/". */
+		bool slash = fromlen == 1;
+		if (asprintf(&lower, "%s/", slash ? "" : from) < 0 ||
+		    asprintf(&upper, "%s0", slash ? "" : from) < 0)
 			goto nomem;
-		}
-		sqlite3_bind_text(s, 2, d->base, (int)d->baselen, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, d->prefix, (int)d->start, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, from, (int)fromlen, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, lower, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 4, upper, -1, SQLITE_STATIC);
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -318,11 +334,15 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 		rows = -1;
 	}
 	sqlite3_finalize(s);
+	free(sql);
+	free(lower);
 	free(upper);
 	return rows;
 nomem:
 	fidx_error("out of memory");
 	sqlite3_finalize(s);
+	free(sql);
+	free(lower);
 	free(upper);
 	return -1;
 }
@@ -466,14 +486,25 @@ static void reset(struct du *d)
 	d->nodes_cap = d->inodes_cap = d->nlinks = d->links_cap = 0;
 }
 
+static bool under_root(const char *path, const char *root);
+
+/* A selected scan: its id and root. */
+struct du_scan_ref {
+	int64_t id;
+	char *root;
+};
+
 /*
  * Shows base in scan (whole: base is the scan's root): sums, sorts and
- * prints its lines, after the header when it is the first block.  Returns 1
- * when printed, 0 when the scan holds no row at or below base, -1 after
+ * prints its lines, after the header when it is the first block.  The rows
+ * of the newer selected scans in its tree (a root inside its tree: the
+ * selection shows those paths from them, query.h) count too, so that a
+ * directory's figures are those of the tree as the selection shows it.
+ * Returns 1 when printed, 0 when no row lies at or below base, -1 after
  * printing why it failed.
  */
 static int du_scan(struct du *d, const struct fidx_query *q, int64_t scan, const char *base,
-		   bool whole, bool *header)
+		   bool whole, const struct du_scan_ref *sel, size_t nsel, bool *header)
 {
 	int64_t *order = NULL;
 	int ret = -1;
@@ -487,7 +518,20 @@ static int du_scan(struct du *d, const struct fidx_query *q, int64_t scan, const
 		fidx_error("out of memory");
 		goto out;
 	}
-	int64_t rows = aggregate(d, q, scan, whole);
+	int64_t rows = aggregate(d, q, scan, base, whole);
+	for (size_t h = 0; rows >= 0 && h < q->nhidden; h++) {
+		if (q->hidden[h].scan_id != scan)
+			continue;
+		const char *inner = q->hidden[h].root;
+		for (size_t k = 0; k < nsel; k++) {
+			if (strcmp(sel[k].root, inner) != 0 || sel[k].id == scan)
+				continue;
+			int64_t more = under_root(inner, base) ? aggregate(d, q, sel[k].id, inner, true)
+				       : under_root(base, inner) ? aggregate(d, q, sel[k].id, base, false)
+								 : 0;
+			rows = more < 0 ? -1 : rows + more;
+		}
+	}
 	if (rows <= 0) {
 		ret = rows < 0 ? -1 : 0;
 		goto out;
@@ -568,6 +612,8 @@ int cmd_du(int argc, char **argv)
 	struct du d = {.depth = 1, .sort = SORT_ALLOCATED};
 	struct fidx_query *q = NULL;
 	sqlite3_stmt *s = NULL;
+	struct du_scan_ref *sel = NULL;  /* the selected scans */
+	size_t nsel = 0, sel_cap = 0;
 	char *path = NULL;
 	const char *path_arg = NULL;
 	int c, status = 2;
@@ -631,22 +677,40 @@ int cmd_du(int argc, char **argv)
 	fidx_out_begin();
 	if (!(s = fidx_query_prepare(q, "SELECT id, root FROM selected_scan ORDER BY id")))
 		goto out;
-	bool header = false;
-	int shown = 0, rc;
+	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t scan = sqlite3_column_int64(s, 0);
-		const char *root = (const char *)sqlite3_column_text(s, 1);
-		if (path && !under_root(path, root))
-			continue;
-		int r = du_scan(&d, q, scan, path ? path : root, !path || strcmp(path, root) == 0,
-				&header);
-		if (r < 0)
+		struct du_scan_ref *n = grow(sel, &sel_cap, nsel + 1, sizeof(*sel));
+		if (!n) {
+			fidx_error("out of memory");
 			goto out;
-		shown += r;
+		}
+		sel = n;
+		sel[nsel].id = sqlite3_column_int64(s, 0);
+		if (!(sel[nsel++].root = strdup((const char *)sqlite3_column_text(s, 1)))) {
+			fidx_error("out of memory");
+			goto out;
+		}
 	}
 	if (rc != SQLITE_DONE) {
 		fidx_query_fail(q);
 		goto out;
+	}
+	bool header = false;
+	int shown = 0;
+	for (size_t i = 0; i < nsel; i++) {
+		int64_t scan = sel[i].id;
+		const char *root = sel[i].root;
+		/* A scan whose root lies in an older one's tree is counted in that one's block. */
+		bool nested = false;
+		for (size_t h = 0; h < q->nhidden && !nested; h++)
+			nested = strcmp(q->hidden[h].root, root) == 0;
+		if (nested || (path && !under_root(path, root)))
+			continue;
+		int r = du_scan(&d, q, scan, path ? path : root, !path || strcmp(path, root) == 0,
+				sel, nsel, &header);
+		if (r < 0)
+			goto out;
+		shown += r;
 	}
 	if (path && !shown) {
 		fidx_error("no selected scan holds '%s' ('fidx scans' lists the scans and their"
@@ -659,6 +723,9 @@ out:
 		status = 2;
 	sqlite3_finalize(s);
 	fidx_query_close(q);
+	for (size_t i = 0; i < nsel; i++)
+		free(sel[i].root);
+	free(sel);
 	free(path);
 	return status;
 }

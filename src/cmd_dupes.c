@@ -279,9 +279,11 @@ out:
  */
 static int warn_scan_errors(const struct fidx_query *q)
 {
-	sqlite3_stmt *s = fidx_query_prepare(q, "SELECT path, error FROM file"
-					     " WHERE scan_id IN (SELECT id FROM selected_scan)"
-					     " AND error IS NOT NULL ORDER BY path");
+	char sql[1024];
+	snprintf(sql, sizeof(sql), "SELECT path, error FROM file WHERE scan_id IN (SELECT id FROM"
+		 " selected_scan) AND error IS NOT NULL AND %s ORDER BY path",
+		 fidx_query_shown(q, "file"));
+	sqlite3_stmt *s = fidx_query_prepare(q, sql);
 	int rc;
 	if (!s)
 		return -1;

@@ -253,9 +253,9 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt)
 	unsigned long n = 0;
 
 	snprintf(sql, sizeof(sql), "SELECT " EXPORT_COLUMNS_SQL "%s FROM file"
-		 " WHERE scan_id IN (SELECT id FROM selected_scan)%s%s ORDER BY scan_id, path",
-		 fidx_time_ext_sql(ctx->q->version, NULL), fmt->filter ? " AND " : "",
-		 fmt->filter ? fmt->filter : "");
+		 " WHERE scan_id IN (SELECT id FROM selected_scan) AND %s%s%s ORDER BY scan_id, path",
+		 fidx_time_ext_sql(ctx->q->version, NULL), fidx_query_shown(ctx->q, "file"),
+		 fmt->filter ? " AND " : "", fmt->filter ? fmt->filter : "");
 	if (!(s = fidx_query_prepare(ctx->q, sql)))
 		return -1;
 	if (fmt->begin && fmt->begin(ctx) < 0) {
@@ -336,6 +336,7 @@ int cmd_export(int argc, char **argv)
 		return 2;
 	}
 
+	qa.digests = fmt->needs;
 	struct fidx_query *q = fidx_query_open(&qa);
 	if (!q)
 		return 2;

@@ -501,6 +501,9 @@ static int find_in_scan(const struct fidx_query *q, int64_t scan, struct fidx_fi
 			if (!m)
 				continue;
 		}
+		/* A path a newer selected scan shows is shown from that one (query.h). */
+		if (q->nhidden && !fidx_query_path_shown(q, scan, e.path))
+			continue;
 		if (row) {
 			sqlite3_reset(row);
 			sqlite3_bind_int64(row, 1, e.id);

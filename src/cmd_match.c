@@ -365,7 +365,7 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 {
 	enum fidx_digest algos[FIDX_NDIGESTS];
 	size_t nalgos = 0;
-	char sql[512];
+	char sql[1024];
 	size_t n = (size_t)snprintf(sql, sizeof(sql), "SELECT path, scan_id");
 
 	for (int d = 0; d < FIDX_NDIGESTS; d++)
@@ -378,7 +378,8 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 	if (whole < 0)
 		return -1;
 	snprintf(sql + n, sizeof(sql) - n, " FROM file WHERE %sscan_id IN"
-		 " (SELECT id FROM selected_scan) AND type = 'f'", whole ? "+" : "");
+		 " (SELECT id FROM selected_scan) AND type = 'f' AND %s", whole ? "+" : "",
+		 fidx_query_shown(q, "file"));
 	sqlite3_stmt *s = fidx_query_prepare(q, sql);
 	if (!s)
 		return -1;
@@ -483,6 +484,9 @@ int cmd_match(int argc, char **argv)
 	if ((status = read_lists(&l, algo, all, strict)) != 0)
 		goto out;
 	status = 2;
+	/* By default, the scans that computed the lists' digests (query.h). */
+	if (fidx_query_select_digests(q, &qa, l.mask) < 0)
+		goto out;
 	unsigned usable = usable_algorithms(q, &l);
 	if (!usable)
 		goto out;

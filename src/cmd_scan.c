@@ -53,7 +53,8 @@ static const struct fidx_option scan_options[] = {
 	{{"db", required_argument, NULL, 'o'}, "FILE",
 	 "database to add the scan to (default ./fidx.db)"},
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
-	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256)"},
+	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256;\n"
+	 "                       with -i md5,sha256)"},
 	{{"jobs", required_argument, NULL, 'j'}, "N",
 	 "CPUs to hash on (default: usable CPUs); the walk, and the reads on an\n"
 	 "                       SSD, run 4 threads per job, at most 32 unless N is larger"},
@@ -90,7 +91,9 @@ static const struct fidx_option scan_options[] = {
 	{{"errors", no_argument, NULL, OPT_ERRORS}, NULL,
 	 "after the summary, list every entry recorded with an error"},
 	{{"interactive", no_argument, NULL, 'i'}, NULL,
-	 "choose a mounted filesystem, workers and sub-path at prompts"},
+	 "choose a mounted filesystem, workers and sub-path at prompts; digests\n"
+	 "                       md5,sha256 unless --hash is given (what GDBack's\n"
+	 "                       data view, hash_md5, needs)"},
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 	{{"version", no_argument, NULL, OPT_VERSION}, NULL, "show versions and exit"},
 };
@@ -493,6 +496,9 @@ int cmd_scan(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The interactive flow is GDBack's point-and-go: MD5 too, for its `data` view. */
+	if (interactive && !hash_given)
+		hash = "md5,sha256";
 	if (no_stat) {
 		if (hash_given && strcmp(hash, "none") != 0) {
 			fidx_error("--no-stat records no digests: drop --hash '%s' or --no-stat",

@@ -305,10 +305,10 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 	if (table < 0)
 		return -1;
 	/* "+scan_id" keeps SQLite off the index: a pass over the table. */
-	char sql[512];
+	char sql[1024];
 	snprintf(sql, sizeof(sql), "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL%s"
-		 " FROM file WHERE %sscan_id = ?", fidx_time_ext_sql(q->version, NULL),
-		 table ? "+" : "");
+		 " FROM file WHERE %sscan_id = ? AND %s", fidx_time_ext_sql(q->version, NULL),
+		 table ? "+" : "", fidx_query_shown(q, "file"));
 	sqlite3_stmt *s = fidx_query_prepare(q, sql);
 	if (!s)
 		return -1;

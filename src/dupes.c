@@ -222,14 +222,14 @@ enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
  * the table straight through instead of through the (scan_id, path) index
  * (measured on /usr/share: 35 ms against 84 ms); then the file_digest join,
  * or NULLs when that table is missing or empty (the join cost 18 ms); then the
- * time columns of dbtime.h.  A row without an mtime (a hostile one: every row
+ * time columns of dbtime.h; last, the rows the selection shows (query.h).  A row without an mtime (a hostile one: every row
  * with a size has one) is passed over by read_row().
  */
 static const char load_sql[] =
 	"SELECT f.id, f.path, f.link_target, f.size, f.dev, f.ino, f.mtime_ns, f.sha256,"
 	" f.sha512, %s%s FROM file f %s"
 	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND f.type = 'f'"
-	" AND f.size >= ? AND f.dev IS NOT NULL AND f.ino IS NOT NULL";
+	" AND f.size >= ? AND f.dev IS NOT NULL AND f.ino IS NOT NULL AND %s";
 
 /* Copies blob column c into dst when it is exactly len bytes.  Returns whether it did. */
 static bool take_blob(sqlite3_stmt *s, int c, uint8_t *dst, size_t len)
@@ -405,7 +405,7 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 {
 	struct loaded l = {0};
-	char sql[1024];
+	char sql[2048];
 	sqlite3_stmt *s = NULL;
 	int rc, ret = -1;
 
@@ -419,7 +419,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 		 digests ? "d.edge_block, d.edges, d.sha256" : "NULL, NULL, NULL",
 		 fidx_time_ext_sql(q->version, "f"),
 		 digests ? "LEFT JOIN file_digest d ON d.file_id = f.id" : "",
-		 unselected ? "" : "+");
+		 unselected ? "" : "+", fidx_query_shown(q, "f"));
 	if (!(s = fidx_query_prepare(q, sql)))
 		return -1;
 	sqlite3_bind_int64(s, 1, e->o->empty ? 0 : 1);

@@ -10,6 +10,7 @@
 
 #include "dbtime.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "diag.h"
@@ -21,24 +22,27 @@
 _Static_assert(EC_XXH128 - EC_MD5 == FIDX_XXH128 - FIDX_MD5 && EC_MD5 + FIDX_NDIGESTS == EC_ERROR,
 	       "the digest columns follow enum fidx_digest");
 
+#define BIT(d) (1u << (d))
+
 const struct export_format export_formats[] = {
-	{"csv", NULL, "every column, RFC 4180 (CRLF, a header row)", -1,
+	{"csv", NULL, "every column, RFC 4180 (CRLF, a header row)", -1, 0,
 	 export_csv_begin, export_csv_row, NULL},
-	{"jsonl", NULL, "every column, one JSON object per line", -1,
+	{"jsonl", NULL, "every column, one JSON object per line", -1, 0,
 	 NULL, export_jsonl_row, NULL},
 	{"sha256sum", "type = 'f'", "lines for 'sha256sum -c' (regular files)", FIDX_SHA256,
+	 BIT(FIDX_SHA256), export_sums_begin, export_sums_row, export_sums_end},
+	{"md5sum", "type = 'f'", "lines for 'md5sum -c'", FIDX_MD5, BIT(FIDX_MD5),
 	 export_sums_begin, export_sums_row, export_sums_end},
-	{"md5sum", "type = 'f'", "lines for 'md5sum -c'", FIDX_MD5,
+	{"sha1sum", "type = 'f'", "lines for 'sha1sum -c'", FIDX_SHA1, BIT(FIDX_SHA1),
 	 export_sums_begin, export_sums_row, export_sums_end},
-	{"sha1sum", "type = 'f'", "lines for 'sha1sum -c'", FIDX_SHA1,
-	 export_sums_begin, export_sums_row, export_sums_end},
-	{"sha512sum", "type = 'f'", "lines for 'sha512sum -c'", FIDX_SHA512,
+	{"sha512sum", "type = 'f'", "lines for 'sha512sum -c'", FIDX_SHA512, BIT(FIDX_SHA512),
 	 export_sums_begin, export_sums_row, export_sums_end},
 	{"hashdeep", "type = 'f'", "a known-hash file for 'hashdeep -a -k FILE'", -1,
+	 BIT(FIDX_MD5) | BIT(FIDX_SHA1) | BIT(FIDX_SHA256),
 	 export_hashdeep_begin, export_hashdeep_row, export_hashdeep_end},
-	{"body", NULL, "the Sleuth Kit body file, for 'mactime -b FILE'", -1,
+	{"body", NULL, "the Sleuth Kit body file, for 'mactime -b FILE'", -1, 0,
 	 NULL, export_body_row, NULL},
-	{"dfxml", NULL, "Digital Forensics XML: one fileobject per entry", -1,
+	{"dfxml", NULL, "Digital Forensics XML: one fileobject per entry", -1, 0,
 	 export_dfxml_begin, export_dfxml_row, export_dfxml_end},
 };
 const size_t export_nformats = sizeof(export_formats) / sizeof(export_formats[0]);
@@ -138,10 +142,37 @@ int export_need_digest(const struct export_ctx *ctx, int d, const char *format)
 					strcat(list, ",");
 				strcat(list, fidx_digest_name((enum fidx_digest)k));
 			}
-		fidx_error("scan %lld has no %s digests (it was made with --hash %s): --format %s"
-			   " needs a scan made with --hash %s", (long long)ctx->q->scans[i],
-			   fidx_digest_name((enum fidx_digest)d), *list ? list : "none", format,
-			   fidx_digest_name((enum fidx_digest)d));
+		/* Which selected scans have it: those the user can name. */
+		char others[256] = "";
+		size_t len = 0;
+		for (size_t k = 0; k < ctx->q->nscans && len < sizeof(others) - 24; k++)
+			if (ctx->scan_digests[k] & (1u << d))
+				len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%lld",
+							len ? "," : "", (long long)ctx->q->scans[k]);
+		sqlite3_stmt *s = fidx_query_prepare(ctx->q, "SELECT root FROM scan WHERE id = ?");
+		char *root = NULL;
+		if (s) {
+			sqlite3_bind_int64(s, 1, ctx->q->scans[i]);
+			if (sqlite3_step(s) == SQLITE_ROW)
+				root = strdup(fidx_quote((const char *)sqlite3_column_text(s, 0)));
+			sqlite3_finalize(s);
+		}
+		if (ctx->q->by_default)
+			fidx_error("no complete scan of '%s' has %s digests (scan %lld, the newest,"
+				   " was made with --hash %s): --format %s needs them; %s%s%sor scan"
+				   " '%s' again with --hash %s", root ? root : "?",
+				   fidx_digest_name((enum fidx_digest)d), (long long)ctx->q->scans[i],
+				   *list ? list : "none", format,
+				   *others ? "export the scans that have them with --scan " : "",
+				   others, *others ? ", " : "", root ? root : "?",
+				   fidx_digest_name((enum fidx_digest)d));
+		else
+			fidx_error("scan %lld of '%s' has no %s digests (it was made with --hash %s):"
+				   " --format %s needs a scan made with --hash %s",
+				   (long long)ctx->q->scans[i], root ? root : "?",
+				   fidx_digest_name((enum fidx_digest)d), *list ? list : "none", format,
+				   fidx_digest_name((enum fidx_digest)d));
+		free(root);
 		return -1;
 	}
 	return 0;

@@ -77,6 +77,8 @@ struct export_format {
 	const char *filter;   /* SQL condition on the row, or NULL for every entry */
 	const char *summary;  /* one line for --help */
 	int digest;           /* the enum fidx_digest a checksum list writes, else -1 */
+	unsigned needs;       /* digests it needs one of (1u << enum fidx_digest), 0 for
+				 none: the scans selected by default are those with one */
 	/* Writes the header (NULL: none).  Returns 0, or -1 after printing why
 	   the format cannot be written from these scans (a digest they lack). */
 	int (*begin)(struct export_ctx *ctx);

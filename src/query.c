@@ -14,6 +14,7 @@
 
 #include "dbfile.h"
 #include "diag.h"
+#include "hash.h"
 
 /* Wait this long for a writer's lock (only a checkpoint ever takes one). */
 #define BUSY_TIMEOUT_MS 10000
@@ -246,18 +247,177 @@ out:
 	return ret;
 }
 
+/* A complete scan, as the default selection weighs it. */
+struct candidate {
+	int64_t id;
+	char *root;           /* scan.root (bytes) */
+	unsigned digests;     /* the digests it computed (all, when its options do not say) */
+	bool chosen;          /* selected */
+};
+
+/* Whether path lies in the tree of root (is root, or below it). */
+static bool in_tree(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+	if (strcmp(root, "/") == 0)
+		return true;
+	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 /*
- * Fills the TEMP table selected_scan and q->scans from spec (NULL: the
- * newest complete scan of each root).  Returns 0, or -1 after printing why.
+ * Reads every complete scan of q into *out (ascending ids).  Returns the
+ * count, or -1 after printing why.
  */
-static int select_scans(struct fidx_query *q, const char *spec, bool every)
+static ssize_t read_candidates(struct fidx_query *q, struct candidate **out)
+{
+	sqlite3_stmt *s = fidx_query_prepare(q, "SELECT id, root, CASE WHEN json_valid(options)"
+					     " THEN json_extract(options, '$.hash') END FROM scan"
+					     " WHERE status = 'complete' ORDER BY id");
+	struct candidate *c = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+			struct candidate *p = realloc(c, ncap * sizeof(*p));
+			if (!p)
+				goto nomem;
+			c = p;
+			cap = ncap;
+		}
+		const char *hash = (const char *)sqlite3_column_text(s, 2);
+		unsigned mask;
+		if (!hash || fidx_digest_list_parse(hash, &mask) < 0)
+			mask = (1u << FIDX_NDIGESTS) - 1;
+		c[n] = (struct candidate){.id = sqlite3_column_int64(s, 0), .digests = mask,
+					  .root = strdup((const char *)sqlite3_column_text(s, 1))};
+		if (!c[n++].root)
+			goto nomem;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		fidx_query_fail(q);
+		goto fail;
+	}
+	*out = c;
+	return (ssize_t)n;
+nomem:
+	sqlite3_finalize(s);
+	fidx_error("out of memory");
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(c[i].root);
+	free(c);
+	return -1;
+}
+
+/*
+ * The default selection (docs/SCHEMA.md, "The scans shown"): per root, its
+ * newest complete scan (with digests, the newest that computed one of them;
+ * a root without such a scan is passed over when it lies in the tree of one
+ * chosen, else its newest is taken, for the command to say what it lacks);
+ * then a chosen scan whose root lies in the tree of a newer chosen one is
+ * dropped (the newer one shows its paths).  Marks the chosen in c.
+ */
+static void choose_default(struct candidate *c, size_t n, unsigned digests)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* Whether a scan of this root computed the digests asked for. */
+		bool any_usable = false;
+		for (size_t k = 0; k < n && digests; k++)
+			any_usable |= strcmp(c[k].root, c[i].root) == 0 && (c[k].digests & digests);
+		bool counts = !digests || !any_usable || (c[i].digests & digests);
+		bool newer = false;
+		for (size_t k = i + 1; k < n && counts && !newer; k++)
+			newer = strcmp(c[k].root, c[i].root) == 0 &&
+				(!digests || !any_usable || (c[k].digests & digests));
+		c[i].chosen = counts && !newer;
+	}
+	/* A root lacking the digests, in the tree of a chosen scan that has them: that one's. */
+	for (size_t i = 0; digests && i < n; i++) {
+		if (!c[i].chosen || (c[i].digests & digests))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (c[k].chosen && (c[k].digests & digests) && in_tree(c[i].root, c[k].root)) {
+				c[i].chosen = false;
+				break;
+			}
+	}
+	/* A chosen scan inside a newer chosen one's tree is shown from that one. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n && c[i].chosen; k++)
+			if (c[k].chosen && in_tree(c[i].root, c[k].root))
+				c[i].chosen = false;
+}
+
+/*
+ * Notes, for each selected scan, the roots of the newer selected scans in
+ * its tree: paths there are shown from those (TEMP table hidden_tree and
+ * q->hidden).  Returns 0, or -1 after printing why.
+ */
+static int note_hidden(struct fidx_query *q, struct candidate *c, size_t n)
+{
+	sqlite3_stmt *add = NULL;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = i + 1; c[i].chosen && k < n; k++) {
+			if (!c[k].chosen || !in_tree(c[k].root, c[i].root))
+				continue;
+			struct fidx_query_hidden *h = realloc(q->hidden, (q->nhidden + 1) * sizeof(*h));
+			if (!h) {
+				fidx_error("out of memory");
+				goto fail;
+			}
+			q->hidden = h;
+			h[q->nhidden] = (struct fidx_query_hidden){c[i].id, strdup(c[k].root)};
+			if (!h[q->nhidden++].root) {
+				fidx_error("out of memory");
+				goto fail;
+			}
+			if (!add && !(add = fidx_query_prepare(q, "INSERT OR IGNORE INTO hidden_tree"
+							     " VALUES (?, ?)")))
+				goto fail;
+			sqlite3_bind_int64(add, 1, c[i].id);
+			sqlite3_bind_text(add, 2, c[k].root, -1, SQLITE_STATIC);
+			if (sqlite3_step(add) != SQLITE_DONE) {
+				fidx_query_fail(q);
+				goto fail;
+			}
+			sqlite3_reset(add);
+		}
+	}
+	sqlite3_finalize(add);
+	return 0;
+fail:
+	sqlite3_finalize(add);
+	return -1;
+}
+
+/*
+ * Fills the TEMP tables selected_scan (and hidden_tree) and q->scans from
+ * spec (NULL: the default selection, for digests when not 0; every scan
+ * when every).  Returns 0, or -1 after printing why.
+ */
+static int select_scans(struct fidx_query *q, const char *spec, bool every, unsigned digests)
 {
 	sqlite3_stmt *s;
 	int ret = -1;
 
-	if (sqlite3_exec(q->db, "CREATE TEMP TABLE selected_scan (id INTEGER PRIMARY KEY,"
-				" root TEXT NOT NULL)", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(q->db, "DROP TABLE IF EXISTS temp.selected_scan;"
+				" DROP TABLE IF EXISTS temp.hidden_tree;"
+				" CREATE TEMP TABLE selected_scan (id INTEGER PRIMARY KEY,"
+				" root TEXT NOT NULL);"
+				" CREATE TEMP TABLE hidden_tree (scan_id INTEGER NOT NULL,"
+				" root TEXT NOT NULL, PRIMARY KEY (scan_id, root))",
+			 NULL, NULL, NULL) != SQLITE_OK)
 		return fidx_query_fail(q), -1;
+	for (size_t i = 0; i < q->nhidden; i++)
+		free(q->hidden[i].root);
+	free(q->hidden);
+	q->hidden = NULL;
+	q->nhidden = q->nscans = 0;
+	q->by_default = !spec && !every;
 	if (spec) {
 		/* OR IGNORE: a repeated id is kept once. */
 		if (!(s = fidx_query_prepare(q, "INSERT OR IGNORE INTO selected_scan VALUES (?, ?)")))
@@ -266,11 +426,37 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every)
 		sqlite3_finalize(s);
 		if (ret < 0)
 			return -1;
-	} else if (sqlite3_exec(q->db, every ? "INSERT INTO selected_scan SELECT id, root FROM scan"
-					     : "INSERT INTO selected_scan SELECT max(id), root FROM scan"
-					       " WHERE status = 'complete' GROUP BY root",
-				NULL, NULL, NULL) != SQLITE_OK) {
-		return fidx_query_fail(q), -1;
+	} else if (every) {
+		if (sqlite3_exec(q->db, "INSERT INTO selected_scan SELECT id, root FROM scan", NULL,
+				 NULL, NULL) != SQLITE_OK)
+			return fidx_query_fail(q), -1;
+	} else {
+		struct candidate *c = NULL;
+		ssize_t n = read_candidates(q, &c);
+		if (n < 0)
+			return -1;
+		choose_default(c, (size_t)n, digests);
+		s = fidx_query_prepare(q, "INSERT INTO selected_scan VALUES (?, ?)");
+		for (ssize_t i = 0; s && i < n; i++) {
+			if (!c[i].chosen)
+				continue;
+			sqlite3_bind_int64(s, 1, c[i].id);
+			sqlite3_bind_text(s, 2, c[i].root, -1, SQLITE_STATIC);
+			if (sqlite3_step(s) != SQLITE_DONE) {
+				fidx_query_fail(q);
+				sqlite3_finalize(s);
+				s = NULL;
+				break;
+			}
+			sqlite3_reset(s);
+		}
+		int hidden = s ? note_hidden(q, c, (size_t)n) : -1;
+		sqlite3_finalize(s);
+		for (ssize_t i = 0; i < n; i++)
+			free(c[i].root);
+		free(c);
+		if (!s || hidden < 0)
+			return -1;
 	}
 
 	if (!(s = fidx_query_prepare(q, "SELECT id FROM selected_scan ORDER BY id")))
@@ -305,6 +491,33 @@ out:
 	return ret;
 }
 
+int fidx_query_select_digests(struct fidx_query *q, const struct fidx_query_args *a,
+			      unsigned digests)
+{
+	if (a->scan || a->every_scan)
+		return 0;
+	return select_scans(q, NULL, false, digests);
+}
+
+const char *fidx_query_shown(const struct fidx_query *q, const char *alias)
+{
+	static _Thread_local char buf[512];
+	if (!q->nhidden)
+		return "1";
+	snprintf(buf, sizeof(buf), "NOT EXISTS (SELECT 1 FROM hidden_tree h WHERE h.scan_id ="
+		 " %1$s.scan_id AND (%1$s.path = h.root OR (%1$s.path > h.root || '/' AND"
+		 " %1$s.path < h.root || '0')))", alias);
+	return buf;
+}
+
+bool fidx_query_path_shown(const struct fidx_query *q, int64_t scan, const char *path)
+{
+	for (size_t i = 0; i < q->nhidden; i++)
+		if (q->hidden[i].scan_id == scan && in_tree(path, q->hidden[i].root))
+			return false;
+	return true;
+}
+
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 {
 	const char *path = a->db ? a->db : "fidx.db";
@@ -317,7 +530,8 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 		fidx_error("out of memory");
 		return NULL;
 	}
-	if (connect_read(q, false) < 0 || check_version(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
+	if (connect_read(q, false) < 0 || check_version(q) < 0 ||
+	    select_scans(q, a->scan, a->every_scan, a->digests) < 0)
 		goto fail;
 	return q;
 fail:
@@ -330,6 +544,9 @@ void fidx_query_close(struct fidx_query *q)
 	if (!q)
 		return;
 	sqlite3_close(q->db);
+	for (size_t i = 0; i < q->nhidden; i++)
+		free(q->hidden[i].root);
+	free(q->hidden);
 	free(q->scans);
 	free(q->path);
 	free(q);

@@ -8,13 +8,23 @@
  *              │                        refuses a missing, empty, foreign or
  *              │                        newer database with one clear line
  *              ▼
- *              select scans             --scan ID[,ID...], or the newest
- *                                       complete scan of each root (every
- *                                       scan for `fidx scans`)
+ *              select scans             --scan ID[,ID...], or the default:
+ *                                       the newest complete scan of each
+ *                                       root, one row per path (every scan
+ *                                       for `fidx scans`)
  *
  * The selection is a TEMP table, `selected_scan(id, root)`, so a command's
  * SQL says `WHERE scan_id IN (SELECT id FROM selected_scan)`; its ids are
- * also in struct fidx_query.  A read-only connection sees every committed
+ * also in struct fidx_query.  The default shows each path once: where the
+ * root of one selected scan lies in the tree of another (/usr/share/doc in
+ * /usr/share), the paths of that tree are shown from the newer scan, and the
+ * older one's are hidden (TEMP table `hidden_tree(scan_id, root)`, a
+ * command's SQL adds fidx_query_shown(), C code asks
+ * fidx_query_path_shown()); a scan wholly in a newer one's tree is not
+ * selected.  A command that needs digests asks for them (args.digests,
+ * fidx_query_select_digests()): the newest scan of a root that computed one
+ * of them is taken, and a root without one is covered by the tree of a scan
+ * that has them where it can be (docs/SCHEMA.md, "The scans shown").  A read-only connection sees every committed
  * row and never blocks a scan that is writing (WAL); the scan still running
  * is not complete, so it is not selected unless named with --scan.  A
  * database in a folder the user cannot write (read-only evidence media) is
@@ -24,10 +34,17 @@
 #define FIDX_QUERY_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cli.h"
+
+/* A tree whose paths a selected scan does not show: a newer one shows them. */
+struct fidx_query_hidden {
+	int64_t scan_id;   /* the selected scan */
+	char *root;        /* the root of the newer selected scan, in scan_id's tree */
+};
 
 /* An open database and the scans a command reads. */
 struct fidx_query {
@@ -36,6 +53,9 @@ struct fidx_query {
 	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
+	struct fidx_query_hidden *hidden; /* the trees hidden (the default selection only) */
+	size_t nhidden;    /* how many */
+	bool by_default;   /* the scans are the default selection (not --scan, not every) */
 };
 
 /*
@@ -64,6 +84,26 @@ int fidx_query_fail(const struct fidx_query *q);
  * printing the failure as fidx_query_fail() does.
  */
 sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql);
+
+/*
+ * Selects again, for a command that learns only after opening which
+ * digests it needs (fidx match, from its lists): the default selection made
+ * for digests (a mask; a scan qualifies with one of them).  Does nothing
+ * when a->scan names the scans.  Returns 0, or -1 after printing why.
+ */
+int fidx_query_select_digests(struct fidx_query *q, const struct fidx_query_args *a,
+			      unsigned digests);
+
+/*
+ * Returns the SQL condition that the row of table alias (with columns
+ * scan_id and path) is shown by the selection: "1" when nothing is hidden,
+ * else a test against hidden_tree.  The text is static (per thread), valid
+ * until the next call.
+ */
+const char *fidx_query_shown(const struct fidx_query *q, const char *alias);
+
+/* Returns whether path (of a row of scan) is shown by the selection. */
+bool fidx_query_path_shown(const struct fidx_query *q, int64_t scan, const char *path);
 
 /* Closes the connection and frees q.  NULL is allowed. */
 void fidx_query_close(struct fidx_query *q);

@@ -232,7 +232,8 @@ static const char schema_sql[] =
  * Go tool did.  file_view shows every time, `data` follows GDBack's schema
  * (file_extension with its dot, one row per non-directory, the newest
  * complete scan of each root, a root inside another's tree shown from the
- * newer scan: CURRENT_FILE_SQL), `metadata` is GDBack's table of the same name.
+ * newer scan), `metadata` is GDBack's table of the same name: a row per
+ * inventory (a shown scan whose root is not in another shown scan's tree).
  */
 #define ISO_TIME_V4(t) \
 	"CASE WHEN " FIDX_TIME_SEC_SQL(t) " BETWEEN -62167219200 AND 253402300799 THEN" \
@@ -260,6 +261,9 @@ static const char schema_sql[] =
 #define COVERED_BY_NEWER(s, p) \
 	"EXISTS (SELECT 1 FROM scan n WHERE n.id > " s ".id AND " NEWEST_COMPLETE("n") \
 	" AND (n.root = '/' OR " p " = n.root OR (" p " > n.root || '/' AND " p " < n.root || '0')))"
+
+/* SQL: scan s shows rows in `data`: newest of its root, not wholly in a newer one's tree. */
+#define SHOWN_SCAN(s) NEWEST_COMPLETE(s) " AND NOT " COVERED_BY_NEWER(s, s ".root")
 
 #define SCHEMA_V4_SQL \
 	"ALTER TABLE file ADD COLUMN atime_sec INTEGER;\n" \
@@ -335,8 +339,9 @@ static const char schema_sql[] =
 	"  WHEN 'loongarch64' THEN 'loong64' ELSE s.arch END AS architecture," \
 	" " LOCAL_DATETIME("s.id", "(s.started_ns / 1000000000 - (s.started_ns % 1000000000 < 0))") \
 	"  AS date_db_creation" \
-	" FROM scan s WHERE " NEWEST_COMPLETE("s") \
-	" AND NOT " COVERED_BY_NEWER("s", "s.root") ";\n"
+	" FROM scan s WHERE " SHOWN_SCAN("s") " AND NOT EXISTS (SELECT 1 FROM scan o" \
+	"  WHERE o.id <> s.id AND " SHOWN_SCAN("o") " AND (o.root = '/' OR" \
+	"  (s.root > o.root || '/' AND s.root < o.root || '0')));\n"
 
 /*
  * migrations[v - 1] takes a database from version v to v + 1.  A new

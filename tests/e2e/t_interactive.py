@@ -172,8 +172,10 @@ def check_db(chk, label, db, tree, jobs=None):
 			chk.skip("%s: workers recorded in scan.options" % label,
 				 "options hold no 'jobs': %s" % lib.short(s["options"]))
 	got, dups = lib.db_rows(db, s["id"])
-	want = lib.truth(root, lib.Truth(hashes=["sha256"], btime=False))
-	lib.compare(chk, label, got, dups, want, columns=["type", "size", "sha256"])
+	want = lib.truth(root, lib.Truth(hashes=["md5", "sha256"], btime=False))
+	lib.compare(chk, label, got, dups, want, columns=["type", "size", "md5", "sha256"])
+	chk.eq("%s: MD5 and SHA-256 by default (GDBack's data view needs MD5)" % label,
+	       json.loads(s["options"]).get("hash"), "md5,sha256")
 
 
 def scan_i(chk, base, tree, odd=None):
