@@ -40,9 +40,13 @@ void fidx_cli_usage(FILE *out, const struct fidx_option *opts, size_t n);
 
 /*
  * Reports the option getopt_long() refused (c is ':' for a missing argument,
- * anything else for an unknown option) as one line naming the command.
+ * anything else for an unknown option) as one line naming the command and
+ * the option as given: a letter of a cluster ('-x' of -axb), an unknown
+ * long name, --name=value given to an option of opts[0..n-1] that takes no
+ * value, a missing argument, or an abbreviation of several long names.
  */
-void fidx_cli_bad_option(const char *command, int c, char **argv);
+void fidx_cli_bad_option(const char *command, int c, char **argv, const struct fidx_option *opts,
+			 size_t n);
 
 /* Values of the long-only options the query commands share. */
 enum {

@@ -185,7 +185,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': check_usage(stdout); return 1;
-		default: fidx_cli_bad_option("check", c, argv); return FIDX_DIFF_EXIT_USAGE;
+		default:
+			fidx_cli_bad_option("check", c, argv, check_options, NOPTIONS);
+			return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* [DB] [PATH]: with two arguments the first is DB; one is DB when it is a SQLite file. */

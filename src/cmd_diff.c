@@ -262,7 +262,9 @@ int cmd_diff(int argc, char **argv)
 				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': diff_usage(stdout); return 0;
-		default: fidx_cli_bad_option("diff", c, argv); return FIDX_DIFF_EXIT_USAGE;
+		default:
+			fidx_cli_bad_option("diff", c, argv, diff_options, NOPTIONS);
+			return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* A first argument that is not a number is the database. */

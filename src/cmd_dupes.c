@@ -350,7 +350,9 @@ int cmd_dupes(int argc, char **argv)
 			break;
 		case 'q': quiet = true; break;
 		case 'h': dupes_usage(stdout); return 0;
-		default: fidx_cli_bad_option("dupes", c, argv); return 2;
+		default:
+			fidx_cli_bad_option("dupes", c, argv, dupes_options, NOPTIONS);
+			return 2;
 		}
 	}
 	bool db_mode = optind == argc || fidx_query_db_arg(argv[optind], &qa);

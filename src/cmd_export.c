@@ -298,7 +298,7 @@ int cmd_export(int argc, char **argv)
 			fidx_query_option(c, optarg, &qa);
 			continue;
 		}
-		fidx_cli_bad_option("export", c, argv);
+		fidx_cli_bad_option("export", c, argv, export_options, NOPTIONS);
 		return 2;
 	}
 	if (optind < argc && !qa.db)

@@ -591,7 +591,7 @@ int cmd_find(int argc, char **argv)
 			status = 0;
 			goto out;
 		default:
-			fidx_cli_bad_option("find", c, argv);
+			fidx_cli_bad_option("find", c, argv, find_options, NOPTIONS);
 			goto out;
 		}
 	}

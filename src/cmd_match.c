@@ -459,7 +459,7 @@ int cmd_match(int argc, char **argv)
 			match_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("match", ch, argv);
+			fidx_cli_bad_option("match", ch, argv, match_options, NOPTIONS);
 			return 2;
 		}
 	}

@@ -26,6 +26,7 @@
 #include "blockdev.h"
 #include "cli.h"
 #include "json.h"
+#include "output.h"
 #include "progress.h"
 #include "reuse.h"
 #include "scan.h"
@@ -158,6 +159,28 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%02x", r->seals[i].sha256[b]);
 		printf(" (scan %lld)\n", (long long)r->scan_ids[i]);
 	}
+}
+
+/*
+ * Flushes the summary.  When it cannot be written (a full disk, a closed
+ * pipe), says so in one line that names what was kept and how to read its
+ * seal again, and returns true.
+ */
+static bool summary_lost(const struct fidx_scan_result *r, const char *db)
+{
+	char ids[128] = "", *note = NULL, *quoted = fidx_shell_quoted(db);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nscans && n < sizeof(ids); i++)
+		n += (size_t)snprintf(ids + n, sizeof(ids) - n, "%s%lld", i ? "," : "",
+				      (long long)r->scan_ids[i]);
+	if (quoted && asprintf(&note, "scan%s %s %s kept; %s: fidx verify --db %s --scan %s",
+			       r->nscans > 1 ? "s" : "", ids, r->nscans > 1 ? "are" : "is",
+			       r->nscans > 1 ? "their seals" : "its seal", quoted, ids) < 0)
+		note = NULL;
+	bool lost = fidx_out_end_note(note ? note : "the scan is kept") < 0;
+	free(note);
+	free(quoted);
+	return lost;
 }
 
 /* Copies the error list gathered during the scan to stdout. */
@@ -511,7 +534,7 @@ int cmd_scan(int argc, char **argv)
 		case 'h': scan_usage(stdout); status = 0; goto out;
 		case OPT_VERSION: print_version(); status = 0; goto out;
 		default:
-			fidx_cli_bad_option("scan", c, argv);
+			fidx_cli_bad_option("scan", c, argv, scan_options, NOPTIONS);
 			goto out;
 		}
 	}
@@ -678,8 +701,9 @@ int cmd_scan(int argc, char **argv)
 	if (error_list)
 		print_errors(error_list);
 	status = result.interrupted ? 130 : result.errors ? 1 : 0;
+	if (summary_lost(&result, db))
+		status = 2;
 out:
-	fflush(stdout);
 	if (st)
 		fidx_store_close(st);
 	if (error_list)

@@ -161,7 +161,7 @@ int cmd_scans(int argc, char **argv)
 			scans_usage(stdout);
 			return 0;
 		}
-		fidx_cli_bad_option("scans", c, argv);
+		fidx_cli_bad_option("scans", c, argv, scans_options, NOPTIONS);
 		return 2;
 	}
 	if (optind < argc && !qa.db)

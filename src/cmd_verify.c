@@ -362,7 +362,7 @@ int cmd_verify(int argc, char **argv)
 			verify_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("verify", c, argv);
+			fidx_cli_bad_option("verify", c, argv, verify_options, NOPTIONS);
 			return 2;
 		}
 	}
