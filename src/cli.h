@@ -66,13 +66,15 @@ struct fidx_query_args {
 };
 
 /* The options that choose what is read: --db and --scan. */
-#define FIDX_DB_OPTIONS \
+#define FIDX_DB_OPTION \
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE", \
 	 "the database (default ./fidx.db); the first argument\n" \
-	 "                       names it too when it is a SQLite file"}, \
+	 "                       names it too when it is a SQLite file"}
+#define FIDX_SCAN_OPTION \
 	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID", \
 	 "the scans to read, e.g. 3 or 3,5 (default: the newest\n" \
 	 "                       complete scan of each root)"}
+#define FIDX_DB_OPTIONS FIDX_DB_OPTION, FIDX_SCAN_OPTION
 
 /* The options that shape the output: --json and -0. */
 #define FIDX_OUTPUT_OPTIONS \

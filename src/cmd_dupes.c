@@ -114,9 +114,10 @@ static void end_line(bool nul)
 static void print_text(const struct fidx_dupes_group *g, bool nul)
 {
 	char each[16], waste[16];
-	printf("%zu copies of %s (%llu bytes each): %s reclaimable (%llu bytes), %s ", g->nfiles,
+	printf("%zu copies of %s (%llu %s each): %s reclaimable (%llu %s), %s ", g->nfiles,
 	       fidx_human_size(g->size, each), (unsigned long long)g->size,
-	       fidx_human_size(g->waste, waste), (unsigned long long)g->waste,
+	       fidx_plural(g->size, "byte", "bytes"), fidx_human_size(g->waste, waste),
+	       (unsigned long long)g->waste, fidx_plural(g->waste, "byte", "bytes"),
 	       fidx_digest_name(g->algo));
 	for (size_t i = 0; i < fidx_digest_len(g->algo); i++)
 		printf("%02x", g->digest[i]);
@@ -159,12 +160,13 @@ static void print_json(const struct fidx_dupes_group *g)
 static void print_total(const struct fidx_dupes *d, bool nul)
 {
 	char waste[16];
-	printf("%zu groups, %llu files: %s reclaimable (%llu bytes)", d->ngroups,
-	       (unsigned long long)d->files, fidx_human_size(d->waste, waste),
-	       (unsigned long long)d->waste);
+	printf("%zu %s, %llu %s: %s reclaimable (%llu %s)", d->ngroups,
+	       fidx_plural(d->ngroups, "group", "groups"), (unsigned long long)d->files,
+	       fidx_plural(d->files, "file", "files"), fidx_human_size(d->waste, waste),
+	       (unsigned long long)d->waste, fidx_plural(d->waste, "byte", "bytes"));
 	if (d->left_out)
-		printf("; %llu files left out (changed or unreadable)",
-		       (unsigned long long)d->left_out);
+		printf("; %llu %s left out (changed or unreadable)", (unsigned long long)d->left_out,
+		       fidx_plural(d->left_out, "file", "files"));
 	end_line(nul);
 }
 

@@ -75,7 +75,8 @@ static const struct fidx_option find_options[] = {
 	 "                       start of any digest"},
 	{{"long", no_argument, NULL, 'l'}, NULL,
 	 "long listing: permissions, links, user, group, size,\n"
-	 "                       modification time (local), path"},
+	 "                       modification time (local), path (a symlink's\n"
+	 "                       followed by ' -> ' and its target, as ls -l)"},
 	FIDX_QUERY_OPTIONS,
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
@@ -383,7 +384,16 @@ static void print_long(struct printer *pr, sqlite3_stmt *row, const char *path)
 	} else {
 		printf("%-10s %3s %-8s %-8s %10s %-16s ", "?", "?", "?", "?", "?", "?");
 	}
-	fidx_out_path(path, pr->nul);
+	/* A symlink shows its target, as ls -l does. */
+	const char *link = (const char *)sqlite3_column_text(row, R_LINK);
+	const char *type = (const char *)sqlite3_column_text(row, R_TYPE);
+	if (link && type && strcmp(type, "l") == 0) {
+		fidx_out_name(stdout, path);
+		fputs_unlocked(" -> ", stdout);
+		fidx_out_path(link, pr->nul);
+	} else {
+		fidx_out_path(path, pr->nul);
+	}
 }
 
 /* Writes the member ,"key": integer column c, or null. */
@@ -412,7 +422,8 @@ static void print_json(sqlite3_stmt *row, int64_t scan, int64_t id, const char *
 	} else {
 		char perm[11];
 		uint32_t mode = (uint32_t)sqlite3_column_int64(row, R_MODE);
-		printf(",\"mode\":\"%06o\",\"permissions\":\"%s\"", mode, fidx_mode_string(mode, perm));
+		printf(",\"mode\":%" PRIu32 ",\"permissions\":\"%s\"", mode,
+		       fidx_mode_string(mode, perm));
 	}
 	json_int(row, "uid", R_UID);
 	json_int(row, "gid", R_GID);

@@ -491,13 +491,14 @@ int cmd_match(int argc, char **argv)
 	if (fidx_out_end() < 0 || r < 0)
 		goto out;
 	if (c.incomparable)
-		fidx_warn("%" PRIu64 " regular files not compared: no %s digest (read errors, or"
-			  " not hashed)", c.incomparable, algo_names(usable, " or ", a));
+		fidx_warn("%" PRIu64 " regular %s not compared: no %s digest (read errors, or"
+			  " not hashed)", c.incomparable, fidx_plural(c.incomparable, "file", "files"),
+			  algo_names(usable, " or ", a));
 	if (!quiet) {
 		print_lists(&l);
-		fprintf(stderr, "fidx: %" PRIu64 " files compared in %zu scan%s: %" PRIu64 " %s\n",
-			c.compared, q->nscans, q->nscans == 1 ? "" : "s", c.listed,
-			invert ? "in no list" : "in the lists");
+		fprintf(stderr, "fidx: %" PRIu64 " %s compared in %zu scan%s: %" PRIu64 " %s\n",
+			c.compared, fidx_plural(c.compared, "file", "files"), q->nscans,
+			q->nscans == 1 ? "" : "s", c.listed, invert ? "in no list" : "in the lists");
 	}
 	status = c.listed ? 0 : 1;
 out:

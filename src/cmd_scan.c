@@ -132,7 +132,12 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 {
 	char bytes[32], rate[32];
 	fidx_format_bytes(bytes, sizeof(bytes), r->bytes);
-	fidx_format_bytes(rate, sizeof(rate), r->seconds > 0 ? (uint64_t)(r->bytes / r->seconds) : 0);
+	/* The rate of what was read: a rescan that reused every digest read nothing. */
+	if (r->bytes_hashed == 0)
+		snprintf(rate, sizeof(rate), "nothing read");
+	else
+		fidx_format_bytes(rate, sizeof(rate),
+				  r->seconds > 0 ? (uint64_t)(r->bytes_hashed / r->seconds) : 0);
 	if (nroots == 1) {
 		printf("scan %lld of '%s'", (long long)r->scan_ids[0], fidx_quote(root));
 	} else {
@@ -141,15 +146,18 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%s%lld", i ? ", " : " ", (long long)r->scan_ids[i]);
 		printf(" (%zu roots)", nroots);
 	}
-	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors",
+	printf(" %s: %llu %s, %llu %s, %llu %s, %s, %llu %s",
 	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
-	       (unsigned long long)r->files, (unsigned long long)r->dirs, bytes,
-	       (unsigned long long)r->errors);
+	       fidx_plural(r->entries, "entry", "entries"), (unsigned long long)r->files,
+	       fidx_plural(r->files, "file", "files"), (unsigned long long)r->dirs,
+	       fidx_plural(r->dirs, "dir", "dirs"), bytes, (unsigned long long)r->errors,
+	       fidx_plural(r->errors, "error", "errors"));
 	if (digests)
 		printf(", %llu hashed, %llu reused", (unsigned long long)r->hashed,
 		       (unsigned long long)r->reused);
-	printf(" in %.2f s (%.0f entries/s, %s/s) -> '%s'\n", r->seconds,
-	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate, fidx_quote(db));
+	printf(" in %.2f s (%.0f entries/s, %s%s) -> '%s'\n", r->seconds,
+	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate,
+	       r->bytes_hashed ? "/s read" : "", fidx_quote(db));
 	/* Then each complete scan's seal, for the examiner's notes (fidx verify --seal). */
 	for (size_t i = 0; r->seals && i < r->nscans; i++) {
 		if (!r->seals[i].sealed)
@@ -657,13 +665,19 @@ int cmd_scan(int argc, char **argv)
 	/* Whoever watches should know what is not read again, and why. */
 	for (size_t r = 0; show_progress && r < nroots; r++)
 		if (plan.resume_ids[r])
-			fprintf(stderr, "fidx: resuming scan %lld of '%s': %zu entries recorded before"
-				" are kept\n", (long long)plan.resume_ids[r], fidx_quote(roots[r]),
-				fidx_pathset_count(plan.resumed_paths[r]));
+			fprintf(stderr, "fidx: resuming scan %lld of '%s': %zu %s recorded before"
+				" %s kept\n", (long long)plan.resume_ids[r], fidx_quote(roots[r]),
+				fidx_pathset_count(plan.resumed_paths[r]),
+				fidx_plural(fidx_pathset_count(plan.resumed_paths[r]), "entry",
+					    "entries"),
+				fidx_plural(fidx_pathset_count(plan.resumed_paths[r]), "is", "are"));
 	if (show_progress && plan.reuse && fidx_reuse_count(plan.reuse))
-		fprintf(stderr, "fidx: %zu files of the previous scan are not read again if their"
+		fprintf(stderr, "fidx: %zu %s of the previous scan %s not read again if %s"
 			" device, inode, size, mtime and ctime are unchanged (--rehash reads all)\n",
-			fidx_reuse_count(plan.reuse));
+			fidx_reuse_count(plan.reuse),
+			fidx_plural(fidx_reuse_count(plan.reuse), "file", "files"),
+			fidx_plural(fidx_reuse_count(plan.reuse), "is", "are"),
+			fidx_plural(fidx_reuse_count(plan.reuse), "its", "their"));
 	const char *const *shape_excludes = (const char *const *)excludes;
 	if (resume) { /* the continued scan's own options */
 		digests = plan.row.digests;

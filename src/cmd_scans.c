@@ -19,7 +19,11 @@
 #include "query.h"
 
 static const struct fidx_option scans_options[] = {
-	FIDX_QUERY_OPTIONS,
+	FIDX_DB_OPTION,
+	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID",
+	 "the scans to list, e.g. 3 or 3,5 (default: every scan,\n"
+	 "                       whatever its status)"},
+	FIDX_OUTPUT_OPTIONS,
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
 #define NOPTIONS (sizeof(scans_options) / sizeof(scans_options[0]))

@@ -17,6 +17,12 @@ void fidx_error(const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void fidx_warn(const char *fmt, ...);
 
+/* Returns one when n is 1, else many, for counts in text: "1 file", "2 files". */
+static inline const char *fidx_plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 /*
  * Quotes bytes for a message: returns a static per-thread string of at most
  * ~4 KiB in which control characters and invalid UTF-8 are escaped (\n, \x80),

@@ -82,8 +82,12 @@ void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
 void export_sums_end(struct export_ctx *ctx)
 {
 	if (ctx->no_digest)
-		fidx_warn("%llu regular files left out: they have no digest (they could not be"
-			  " read; their error column says why)", (unsigned long long)ctx->no_digest);
+		fidx_warn("%llu regular %s left out: %s no digest (%s could not be read; %s error"
+			  " column says why)", (unsigned long long)ctx->no_digest,
+			  fidx_plural(ctx->no_digest, "file", "files"),
+			  fidx_plural(ctx->no_digest, "it has", "they have"),
+			  fidx_plural(ctx->no_digest, "it", "they"),
+			  fidx_plural(ctx->no_digest, "its", "their"));
 }
 
 /* hashdeep's digests, in the order of its columns. */
@@ -161,7 +165,9 @@ void export_hashdeep_end(struct export_ctx *ctx)
 {
 	export_sums_end(ctx);
 	if (ctx->bad_name)
-		fidx_warn("%llu regular files left out: their names hold a newline or end in a"
-			  " carriage return, which hashdeep's format cannot carry",
-			  (unsigned long long)ctx->bad_name);
+		fidx_warn("%llu regular %s left out: %s a newline or %s in a carriage return,"
+			  " which hashdeep's format cannot carry", (unsigned long long)ctx->bad_name,
+			  fidx_plural(ctx->bad_name, "file", "files"),
+			  fidx_plural(ctx->bad_name, "its name holds", "their names hold"),
+			  fidx_plural(ctx->bad_name, "ends", "end"));
 }

@@ -71,6 +71,7 @@ struct batch {
 /* Per-root totals, kept by the writer. */
 struct root_totals {
 	uint64_t entries, files, dirs, bytes, errors, reused, hashed;
+	uint64_t hashed_bytes;         /* sizes of the files hashed by this run (not a column) */
 };
 
 struct scan {
@@ -415,8 +416,10 @@ static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 		t->bytes += rec->meta.size;
 		if (rec->digests_from)
 			t->reused++;
-		else if (rec->digest_mask)
+		else if (rec->digest_mask) {
 			t->hashed++;
+			t->hashed_bytes += rec->meta.size;
+		}
 	} else if (rec->type == 'd') {
 		t->dirs++;
 	}
@@ -442,6 +445,7 @@ static void commit_totals(struct scan *s, size_t nroots)
 		t->errors += u->errors;
 		t->reused += u->reused;
 		t->hashed += u->hashed;
+		t->hashed_bytes += u->hashed_bytes;
 		*u = (struct root_totals){0};
 	}
 }
@@ -653,6 +657,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->errors += s.totals[r].errors;
 		result->reused += s.totals[r].reused;
 		result->hashed += s.totals[r].hashed;
+		result->bytes_hashed += s.totals[r].hashed_bytes;
 	}
 	if (!s.errmsg)
 		ret = 0;

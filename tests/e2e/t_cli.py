@@ -15,11 +15,24 @@
     (2; 14 for diff and check) and one line 'fidx: cannot write output: WHY'.
     A scan whose summary cannot be written is kept (its row is complete in
     the database) and the line says so and how to read its seal.
+  * fidx help is fidx --help, fidx help COMMAND is COMMAND --help (exit 0);
+    an unknown command is one line naming the commands at the least edit
+    distance (at most 2, computed here), exit 2.
+  * Small surprises: find -l shows a symlink's '-> TARGET' as ls -l does
+    (every field against ls -ld); scans --help says its --scan default (every
+    scan) and scans lists every scan; find --json and export jsonl give mode
+    as the number lstat gives (permissions as stat.filemode); no '1 files'
+    (or entries, dirs, errors, bytes, rows, groups...) in the text of scan,
+    verify, dupes, match, export and a malformed hash list; a rescan that
+    reused every digest (and a --hash none scan) says 'nothing read'.
 """
 
+import json
 import os
 import re
 import sqlite3
+import stat
+import subprocess
 
 import lib
 from lib import Checker, TempDir, run_fidx, write
@@ -174,8 +187,169 @@ def check_write_failures(chk, top, root, db, lst):
 		       res.rc == 0 and b"seal sha256:" in res.out, repr(res))
 
 
+def osa_distance(a, b):
+	"""Edit distance with swaps of neighbours (optimal string alignment)."""
+	d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+	for i in range(len(a) + 1):
+		d[i][0] = i
+	for j in range(len(b) + 1):
+		d[0][j] = j
+	for i in range(1, len(a) + 1):
+		for j in range(1, len(b) + 1):
+			d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+				      d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+			if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+				d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+	return d[len(a)][len(b)]
+
+
+def check_help_and_typos(chk):
+	"""fidx help [COMMAND]; an unknown command suggests the closest ones."""
+	top = run_fidx("--help")
+	res = run_fidx("help")
+	chk.ok("help: exit 0, the usage of --help", res.rc == 0 and res.out == top.out and
+	       not res.err, repr(res))
+	for cmd in COMMANDS:
+		want = run_fidx(cmd, "--help")
+		res = run_fidx("help", cmd)
+		chk.ok("help %s: exit 0, %s --help" % (cmd, cmd),
+		       res.rc == 0 and res.out == want.out and res.out.startswith(b"usage: fidx " +
+										     cmd.encode()),
+		       repr(res))
+	typos = set()
+	for cmd in COMMANDS:
+		typos.add(cmd[1:])                            # first letter dropped
+		typos.add(cmd[1] + cmd[0] + cmd[2:])  # two letters swapped
+		typos.add(cmd + "x")
+	typos |= {"xyzzy", "exprot", "scna", "d"}
+	for typo in sorted(typos):
+		if typo in COMMANDS:
+			continue
+		dist = {c: osa_distance(typo, c) for c in COMMANDS}
+		best = min(dist.values())
+		near = sorted(c for c in COMMANDS if dist[c] == best) \
+			if best <= 2 and best < len(typo) else []
+		for args in ([typo], ["help", typo]):
+			res = run_fidx(*args)
+			lines = res.err_lines()
+			named = sorted(set(re.findall(rb"'([a-z]+)'", lines[0].split(b"mean", 1)[1])))\
+				if len(lines) == 1 and b"did you mean" in lines[0] else []
+			chk.ok("fidx %s: exit 2, one line naming %s" % (" ".join(args), near or "no command"),
+			       res.rc == 2 and not res.out and len(lines) == 1 and
+			       lines[0].startswith(b"fidx: unknown command '%s'" % typo.encode()) and
+			       [n.decode() for n in named] == near, repr(res))
+
+
+def ls_long(path):
+	"""ls -ld's line of path (literal name, the time as find -l shows it), as bytes."""
+	p = subprocess.run([b"ls", b"-ld", b"-N", b"--color=never", b"--time-style=+%Y-%m-%d %H:%M",
+			    b"--", path], capture_output=True, env=dict(os.environ, LC_ALL="C.UTF-8"))
+	return p.stdout.rstrip(b"\n")
+
+
+def check_surprises(chk, top):
+	"""find -l symlinks, scans --help, JSON mode, plurals, the read rate."""
+	root = top + b"/small"
+	os.makedirs(root + b"/dir")
+	write(root + b"/file", b"x")
+	write(root + b"/dir/copy", b"x")
+	os.chmod(root + b"/file", 0o4751)
+	for name, target in ((b"to-file", b"file"), (b"dangling", b"no such thing"),
+			     (b"to dir", b"dir/"), (b"abs", b"/etc/passwd")):
+		os.symlink(target, root + b"/" + name)
+	lib.settle(root)
+	db = top + b"/small.db"
+	res = run_fidx("scan", "-q", "-o", db, root)
+	chk.ok("setup: scan small", res.rc == 0, repr(res))
+
+	# find -l against ls -ld, field by field (ls adds '.' or '+' for a context or an ACL)
+	res = run_fidx("find", "-l", db)
+	bad = []
+	for line in res.out_lines():
+		got = line.split(None, 7)
+		path = got[7].split(b" -> ")[0] if len(got) == 8 else b""
+		want = ls_long(path).split(None, 7)
+		if want:
+			want[0] = want[0].rstrip(b".+")
+		if got != want:
+			bad.append("%r: got %r, ls -ld %r" % (path, got, want))
+	links = [l for l in res.out_lines() if l.startswith(b"l")]
+	chk.ok("find -l: each line as ls -ld shows it, a symlink with '-> TARGET'",
+	       res.rc == 0 and len(res.out_lines()) == 8 and len(links) == 4 and not bad,
+	       "; ".join(bad[:3]) or repr(res))
+
+	# scans: the --scan default it says is the one it has
+	con = sqlite3.connect(db)
+	con.execute("INSERT INTO scan (root, started_ns, status) VALUES ('/interrupted', 1,"
+		    " 'interrupted')")
+	con.commit()
+	con.close()
+	help_text = run_fidx("scans", "--help").out
+	scan_line = [l for l in help_text.split(b"\n--")[0].split(b"\n") if b"--scan" in l]
+	chk.ok("scans --help: --scan's default is every scan", b"default: every scan" in help_text and
+	       b"newest complete" not in help_text, lib.short(scan_line))
+	res = run_fidx("scans", "-0", db)
+	chk.eq("scans: every scan listed, interrupted too", res.out.count(b"\0"),
+	       len(lib.scan_rows(db)))
+
+	# mode: the number the database holds, in find --json and export jsonl
+	find_json = {json.loads(l)["path"]: json.loads(l) for l in run_fidx("find", "--json",
+									     db).out_lines()}
+	export_json = {json.loads(l)["path"]: json.loads(l) for l in
+		       run_fidx("export", "--db", db, "-f", "jsonl").out_lines()}
+	bad = []
+	for path, o in find_json.items():
+		st = os.lstat(path)
+		e = export_json.get(path, {})
+		if not (o.get("mode") == st.st_mode == e.get("mode") and
+			o.get("permissions") == stat.filemode(st.st_mode)):
+			bad.append("%s: find %r %r, export %r, lstat %d" % (
+				path, o.get("mode"), o.get("permissions"), e.get("mode"), st.st_mode))
+	chk.ok("--json: mode is lstat's st_mode (a number) in find and export, permissions"
+	       " as filemode", len(find_json) == 8 and not bad, "; ".join(bad[:3]))
+
+	# plurals: one of everything
+	one = top + b"/one"
+	os.makedirs(one)
+	write(one + b"/fidx-race-delete-me", b"y")
+	odb = top + b"/one.db"
+	texts = []
+	r = run_fidx("scan", "-q", "-o", odb, one, preload=lib.SHIM)
+	texts.append(("scan", r))
+	chk.ok("plurals: scan of a dir and a file that vanishes: '2 entries, 1 file, 1 dir, ...,"
+	       " 1 error'", re.search(rb": 2 entries, 1 file, 1 dir, 1 B, 1 error, 0 hashed",
+				      r.out) is not None, repr(r))
+	fdb = top + b"/onefile.db"
+	texts.append(("scan of a file", run_fidx("scan", "-o", fdb, root + b"/file")))
+	texts.append(("verify", run_fidx("verify", fdb)))
+	texts.append(("dupes", run_fidx("dupes", db)))
+	lst = top + b"/one.list"
+	write(lst, b"%s  x\na  short\n" % lib.hashlib.sha256(b"x").hexdigest().encode())
+	texts.append(("match", run_fidx("match", "--show-malformed", fdb, lst)))
+	texts.append(("export", run_fidx("export", "--db", odb, "-f", "sha256sum")))
+	plural = re.compile(rb"(?<![\d.,])1 (?:regular )?(entries|files|dirs|errors|bytes|rows|groups|digits|"
+			    rb"fields|copies|lines|scans|digests|roots)\b")
+	for label, r in texts:
+		found = plural.findall(r.out + r.err)
+		chk.ok("plurals: %s says no '1 <plural>'" % label, r.rc in (0, 1) and not found and
+		       (r.out or r.err), "%r in %r" % (found, r))
+
+	# the read rate is of bytes read: none when every digest is reused
+	rdb = top + b"/rate.db"
+	first = run_fidx("scan", "-o", rdb, root)
+	again = run_fidx("scan", "-o", rdb, root)
+	none = run_fidx("scan", "--hash", "none", "-o", rdb, root)
+	chk.ok("rate: a first scan gives the rate of what it read",
+	       re.search(rb"B/s read\)", first.out) is not None, repr(first))
+	for label, r in (("a rescan that reused every digest", again), ("--hash none", none)):
+		chk.ok("rate: %s says 'nothing read', no B/s" % label,
+		       r.rc == 0 and b"nothing read" in r.out and b"B/s" not in r.out, repr(r))
+
+
 def main():
 	chk = Checker()
+	with chk.guard("help and typos"):
+		check_help_and_typos(chk)
 	for cmd in COMMANDS:
 		with chk.guard("option errors of %s" % cmd):
 			check_option_errors(chk, cmd)
@@ -185,6 +359,8 @@ def main():
 		if chk.ok("setup: two scans", ok):
 			with chk.guard("write failures"):
 				check_write_failures(chk, top, root, db, lst)
+		with chk.guard("small surprises"):
+			check_surprises(chk, top)
 	chk.done()
 
 
