@@ -95,6 +95,18 @@ void fidx_cli_bad_option(const char *command, int c, char **argv, const struct f
 	free(name);
 }
 
+const char *fidx_cli_db(const char *given)
+{
+	const char *env = getenv("FIDX_DB");
+	return given ? given : env && *env ? env : "fidx.db";
+}
+
+const char *fidx_cli_db_origin(const char *path)
+{
+	const char *env = getenv("FIDX_DB");
+	return path && path == env ? " (from FIDX_DB)" : "";
+}
+
 int fidx_query_option(int c, const char *arg, struct fidx_query_args *a)
 {
 	switch (c) {

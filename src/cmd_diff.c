@@ -37,7 +37,8 @@ enum {
 
 static const struct fidx_option diff_options[] = {
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE",
-	 "the database (default ./fidx.db), as the first argument may name it"},
+	 "the database (default $FIDX_DB, else ./fidx.db), as the\n"
+	 "                       first argument may name it"},
 	FIDX_OUTPUT_OPTIONS,
 	FIDX_DIFF_OPTIONS(OPT_IGNORE, OPT_ATIME),
 	{{"quiet", no_argument, NULL, 'q'}, NULL, "no counts on stderr"},
@@ -287,7 +288,7 @@ int cmd_diff(int argc, char **argv)
 	po.nul = qa.nul;
 
 	if (!(q = fidx_query_open(&qa)))
-		return fidx_diff_open_status(qa.db ? qa.db : "fidx.db");
+		return fidx_diff_open_status(fidx_cli_db(qa.db));
 	if ((status = choose(q, ids, nids, &old, &new)) != 0)
 		goto out;
 	if (attrs >> FIDX_DIFF_CONTENT & 1)

@@ -70,7 +70,8 @@ static void dupes_usage(FILE *out)
 	      "duplicates of each other, listed together.  Symlinks are not followed.\n\n"
 	      "With PATHs, they are scanned first (metadata only) into a temporary\n"
 	      "database, removed afterwards, or into --db FILE, which keeps the scan.\n"
-	      "Otherwise the files of DB (default ./fidx.db) are used, as recorded.\n\n", out);
+	      "Otherwise the files of DB (default $FIDX_DB, else ./fidx.db) are used, as\n"
+	      "recorded.\n\n", out);
 	fprintf(out,
 		"Only files that could be duplicates are read: of the sizes two inodes\n"
 		"share, files up to %d KiB whole, larger ones first at both ends (%d KiB\n"
@@ -411,7 +412,7 @@ int cmd_dupes(int argc, char **argv)
 	fidx_query_close(q);
 	q = NULL;
 	if (!sdb.temporary)
-		keep_digests(d, qa.db ? qa.db : "fidx.db");
+		keep_digests(d, fidx_cli_db(qa.db));
 	if (d->interrupted) {
 		status = 130;
 		goto out;

@@ -70,12 +70,12 @@ static const struct fidx_option match_options[] = {
 static void match_usage(FILE *out)
 {
 	fputs("usage: fidx match [OPTIONS] [DB] LIST...\n\n"
-	      "List the regular files of the database (default ./fidx.db) whose digest is\n"
-	      "in one of the hash lists (LIST '-' is standard input), or with --not those\n"
-	      "whose digest is in none.  A list is sha256sum/md5sum/sha1sum/sha512sum\n"
-	      "output (also --tag and escaped names), a hashdeep file, a CSV file whose\n"
-	      "header names its digest columns (NSRL: \"SHA-1\",\"MD5\",...), or one hex\n"
-	      "digest per line.  The length of a digest tells its algorithm unless a\n"
+	      "List the regular files of the database (default $FIDX_DB, else ./fidx.db)\n"
+	      "whose digest is in one of the hash lists (LIST '-' is standard input), or\n"
+	      "with --not those whose digest is in none.  A list is sha256sum/md5sum/\n"
+	      "sha1sum/sha512sum output (also --tag and escaped names), a hashdeep file, a\n"
+	      "CSV file whose header names its digest columns (NSRL: \"SHA-1\",\"MD5\",...),\n"
+	      "or one hex digest per line.  The length of a digest tells its algorithm unless a\n"
 	      "label or a header does.  Malformed lines are reported with their line\n"
 	      "numbers; files without a digest to compare are counted, never listed.\n\n"
 	      "Options:\n", out);

@@ -52,7 +52,8 @@ enum {
 /* The options of `fidx scan`, in the order --help lists them. */
 static const struct fidx_option scan_options[] = {
 	{{"db", required_argument, NULL, 'o'}, "FILE",
-	 "database to add the scan to (default ./fidx.db)"},
+	 "database to add the scan to (default $FIDX_DB, else\n"
+	 "                       ./fidx.db)"},
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
 	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256)"},
 	{{"jobs", required_argument, NULL, 'j'}, "N",
@@ -305,10 +306,10 @@ static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 
 /*
  * Sets *root to the root of the newest scan in the database at dbpath (what
- * --resume without PATH continues).  Prints one line and returns -1 when
+ * --resume without PATH continues; origin follows the path in messages).  Prints one line and returns -1 when
  * there is none or the file is not a fidx database.
  */
-static int newest_root(const char *dbpath, char **root)
+static int newest_root(const char *dbpath, const char *origin, char **root)
 {
 	uint32_t version;
 	sqlite3 *db = NULL;
@@ -316,14 +317,15 @@ static int newest_root(const char *dbpath, char **root)
 	int kind = fidx_dbfile_probe(dbpath, &version);
 
 	if (kind == FIDX_DBFILE_MISSING || kind == FIDX_DBFILE_EMPTY) {
-		fidx_error("nothing to resume: no database '%s'", fidx_quote(dbpath));
+		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(dbpath), origin);
 		return -1;
 	}
 	if (kind != FIDX_DBFILE_FIDX) {
 		if (kind < 0)
-			fidx_error("cannot open database '%s': %s", fidx_quote(dbpath), strerror(errno));
+			fidx_error("cannot open database '%s'%s: %s", fidx_quote(dbpath), origin,
+				   strerror(errno));
 		else
-			fidx_error("'%s' is not a fidx database", fidx_quote(dbpath));
+			fidx_error("'%s'%s is not a fidx database", fidx_quote(dbpath), origin);
 		return -1;
 	}
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
@@ -333,12 +335,13 @@ static int newest_root(const char *dbpath, char **root)
 		if (rc == SQLITE_ROW) {
 			*root = strndup(sqlite3_column_blob(s, 0), sqlite3_column_bytes(s, 0));
 		} else if (rc == SQLITE_DONE) {
-			fidx_error("nothing to resume: database '%s' holds no scan", fidx_quote(dbpath));
+			fidx_error("nothing to resume: database '%s'%s holds no scan", fidx_quote(dbpath),
+				   origin);
 			goto out;
 		}
 	}
 	if (!*root)
-		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
+		fidx_error("cannot read database '%s'%s: %s", fidx_quote(dbpath), origin,
 			   db ? sqlite3_errmsg(db) : "out of memory");
 out:
 	sqlite3_finalize(s);
@@ -486,7 +489,7 @@ int cmd_scan(int argc, char **argv)
 	struct option longopts[NOPTIONS + 1];
 	fidx_cli_longopts(scan_options, NOPTIONS, longopts);
 
-	const char *db = "fidx.db", *hash = "sha256";
+	const char *db = NULL, *hash = "sha256";
 	unsigned jobs = fidx_usable_cpus(), digests = 0;
 	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
 	bool hash_given = false, drop_cache = false, rehash = false, resume = false;
@@ -546,6 +549,8 @@ int cmd_scan(int argc, char **argv)
 			goto out;
 		}
 	}
+	db = fidx_cli_db(db);
+	const char *origin = fidx_cli_db_origin(db);
 	if (no_stat) {
 		if (hash_given && strcmp(hash, "none") != 0) {
 			fidx_error("--no-stat records no digests: drop --hash '%s' or --no-stat",
@@ -594,7 +599,7 @@ int cmd_scan(int argc, char **argv)
 		jobs = fit;
 	}
 	/* --resume without PATH continues the newest scan: its root is the PATH. */
-	if (resume && optind == argc && newest_root(db, &resume_root) < 0)
+	if (resume && optind == argc && newest_root(db, origin, &resume_root) < 0)
 		goto out;
 	/* Check every root before the database is created or touched. */
 	size_t given = interactive || resume_root ? 1 : (size_t)(argc - optind);
@@ -652,12 +657,12 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	if (resume && !resume_root && access(db, F_OK) != 0) {
-		fidx_error("nothing to resume: no database '%s'", fidx_quote(db));
+		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(db), origin);
 		goto out;
 	}
 	struct fidx_store_opts sopts = {0};
 	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s%s", errmsg, origin);
 		goto out;
 	}
 	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)

@@ -32,10 +32,10 @@ static const struct fidx_option scans_options[] = {
 static void scans_usage(FILE *out)
 {
 	fputs("usage: fidx scans [OPTIONS] [DB]\n\n"
-	      "List the scans in the database (default ./fidx.db), oldest first: id,\n"
-	      "status, start (UTC), duration, entries, bytes of regular files, entries\n"
-	      "recorded with an error, host and root.  A scan still running shows '-'\n"
-	      "for what it has not finished.  Every scan is listed unless --scan names\n"
+	      "List the scans in the database (default $FIDX_DB, else ./fidx.db), oldest\n"
+	      "first: id, status, start (UTC), duration, entries, bytes of regular files,\n"
+	      "entries recorded with an error, host and root.  A scan still running shows\n"
+	      "'-' for what it has not finished.  Every scan is listed unless --scan names\n"
 	      "some.  With -0 each line ends with a NUL byte and there is no header.\n\n"
 	      "Options:\n", out);
 	fidx_cli_usage(out, scans_options, NOPTIONS);

@@ -33,6 +33,8 @@
 struct fidx_query {
 	sqlite3 *db;       /* read-only connection */
 	char *path;        /* the database path, for messages */
+	const char *origin; /* where it came from, after the path in messages
+			       (fidx_cli_db_origin(): "" or " (from FIDX_DB)") */
 	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
@@ -47,7 +49,7 @@ struct fidx_query {
 int fidx_query_db_arg(const char *arg, struct fidx_query_args *a);
 
 /*
- * Opens a->db (or ./fidx.db) read-only and selects a->scan.  On failure
+ * Opens fidx_cli_db(a->db) read-only and selects a->scan.  On failure
  * prints one line (missing database, not a fidx database, newer version, no
  * such scan, no complete scan) and returns NULL.
  */

@@ -25,6 +25,11 @@
     (or entries, dirs, errors, bytes, rows, groups...) in the text of scan,
     verify, dupes, match, export and a malformed hash list; a rescan that
     reused every digest (and a --hash none scan) says 'nothing read'.
+  * FIDX_DB: from a folder holding another ./fidx.db, every command with
+    FIDX_DB set answers as with --db FIDX_DB; scan without -o adds its scan to
+    FIDX_DB (and makes no ./fidx.db); --db, -o and a first argument that is a
+    database win over it, an empty FIDX_DB is unset; a missing FIDX_DB is one
+    line that names it '(from FIDX_DB)'; every --help's --db line names it.
 """
 
 import json
@@ -346,6 +351,76 @@ def check_surprises(chk, top):
 		       r.rc == 0 and b"nothing read" in r.out and b"B/s" not in r.out, repr(r))
 
 
+def count_scans(db):
+	"""The scan rows of db; 0 when it does not exist (and it is not made)."""
+	return len(lib.scan_rows(db)) if os.path.exists(db) else 0
+
+
+def check_fidx_db(chk, top):
+	"""FIDX_DB in every command, and its precedence."""
+	tree_a, tree_b = top + b"/env-a", top + b"/env-b"
+	for t, data in ((tree_a, b"a"), (tree_b, b"b")):
+		os.makedirs(t + b"/sub")
+		write(t + b"/one", data)
+		write(t + b"/sub/two", data)
+	env_db = top + b"/env.db"
+	elsewhere = top + b"/elsewhere"
+	os.makedirs(elsewhere)
+	env = {"FIDX_DB": os.fsdecode(env_db)}
+	for n in range(2):
+		res = run_fidx("scan", "-q", tree_a, env=env, cwd=elsewhere)
+		chk.ok("FIDX_DB: scan without -o, run %d: exit 0" % (n + 1), res.rc == 0, repr(res))
+		write(tree_a + b"/sub/two", b"changed %d" % n)
+	chk.ok("FIDX_DB: the scans went to FIDX_DB, no ./fidx.db made",
+	       count_scans(env_db) == 2 and not os.path.exists(elsewhere + b"/fidx.db"),
+	       repr(os.listdir(elsewhere)))
+	if os.path.exists(elsewhere + b"/fidx.db"):  # the base made it from the scans above
+		os.unlink(elsewhere + b"/fidx.db")
+	res = run_fidx("scan", "-q", "-o", b"fidx.db", tree_b, env=env, cwd=elsewhere)
+	chk.ok("FIDX_DB: -o wins", res.rc == 0 and count_scans(env_db) == 2 and
+	       count_scans(elsewhere + b"/fidx.db") == 1, repr(res))
+	write(tree_a + b"/one", b"changed")
+	lst = top + b"/env.list"
+	write(lst, b"%s  x\n" % lib.hashlib.sha256(b"a").hexdigest().encode())
+	runs = {"scans": [], "find": ["sub"], "dupes": [], "du": [], "stats": [],
+		"match": ["-q", lst], "export": ["-f", "csv"], "diff": ["-q"], "check": ["-q"],
+		"verify": []}
+	for cmd, args in runs.items():
+		want = run_fidx(cmd, "--db", env_db, *args, cwd=elsewhere)
+		got = run_fidx(cmd, *args, env=env, cwd=elsewhere)
+		local = run_fidx(cmd, "--db", b"fidx.db", *args, cwd=elsewhere)
+		chk.ok("FIDX_DB: %s reads it, as --db does" % cmd,
+		       got.rc == want.rc and got.out == want.out and got.out != local.out and
+		       got.rc in (0, 1, 4), "FIDX_DB %r; --db %r" % (got, want))
+		res = run_fidx(cmd, "--db", b"fidx.db", *args, env=env, cwd=elsewhere)
+		chk.ok("FIDX_DB: %s --db ./fidx.db wins over it" % cmd,
+		       res.rc == local.rc and res.out == local.out, "%r; want %r" % (res, local))
+		res = run_fidx(cmd, *args, env={"FIDX_DB": ""}, cwd=elsewhere)
+		chk.ok("FIDX_DB: %s with FIDX_DB empty reads ./fidx.db" % cmd,
+		       res.rc == local.rc and res.out == local.out, "%r; want %r" % (res, local))
+		missing = top + b"/no-such-dir/missing.db"
+		res = run_fidx(cmd, *args, env={"FIDX_DB": os.fsdecode(missing)}, cwd=elsewhere)
+		lib.check_fatal(chk, "FIDX_DB: %s with FIDX_DB missing" % cmd, res,
+				mention=b"'%s' (from FIDX_DB)" % missing) if cmd not in ("diff", "check") \
+			else chk.ok("FIDX_DB: %s with FIDX_DB missing: exit 18, one line naming it" % cmd,
+				    res.rc == 18 and len(res.err_lines()) == 1 and
+				    b"'%s' (from FIDX_DB)" % missing in res.err, repr(res))
+		help_text = run_fidx(cmd, "--help").out
+		chk.ok("FIDX_DB: %s --help names it on the --db line" % cmd,
+		       re.search(rb"--db FILE +[^\n]*\$FIDX_DB", help_text) is not None,
+		       lib.short(help_text))
+	# a first argument that is a database wins over FIDX_DB
+	want = run_fidx("find", b"fidx.db", "sub", cwd=elsewhere)
+	res = run_fidx("find", b"fidx.db", "sub", env=env, cwd=elsewhere)
+	chk.ok("FIDX_DB: a positional DB wins", res.rc == 0 and res.out == want.out and
+	       tree_b in res.out and tree_a not in res.out, repr(res))
+	missing = top + b"/no-such-dir/missing.db"
+	res = run_fidx("scan", "-q", tree_a, env={"FIDX_DB": os.fsdecode(missing)}, cwd=elsewhere)
+	lib.check_fatal(chk, "FIDX_DB: scan into a folder that does not exist", res,
+			mention=b"(from FIDX_DB)")
+	chk.ok("FIDX_DB: scan --help names it", b"$FIDX_DB" in run_fidx("scan", "--help").out)
+
+
 def main():
 	chk = Checker()
 	with chk.guard("help and typos"):
@@ -361,6 +436,8 @@ def main():
 				check_write_failures(chk, top, root, db, lst)
 		with chk.guard("small surprises"):
 			check_surprises(chk, top)
+		with chk.guard("FIDX_DB"):
+			check_fidx_db(chk, top)
 	chk.done()
 
 
