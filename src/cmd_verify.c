@@ -125,9 +125,14 @@ static void print_finding(void *arg, const struct fidx_seal_finding *f)
 		break;
 	default:
 		/* The path byte for byte, last on the line. */
-		printf("row %" PRId64 " %s: '", f->file_id, kinds[f->change]);
-		fputs(f->path ? f->path : "", stdout);
-		putc_unlocked('\'', stdout);
+		printf("row %" PRId64 " %s: ", f->file_id, kinds[f->change]);
+		if (f->path && fidx_out_quotes(stdout, f->path)) {
+			fidx_shell_quote(stdout, f->path); /* its own quotes */
+		} else {
+			putc_unlocked('\'', stdout);
+			fputs(f->path ? f->path : "", stdout);
+			putc_unlocked('\'', stdout);
+		}
 	}
 	end_line(v);
 }

@@ -48,7 +48,7 @@ const char *fidx_quote(const char *s)
 		size_t n = fidx_utf8_seq_len(p);
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
 			buf[o++] = *p++;
-		} else if (n > 1) {
+		} else if (n > 1 && !(p[0] == 0xc2 && p[1] < 0xa0)) { /* not a C1 control */
 			memcpy(buf + o, p, n);
 			o += n;
 			p += n;

@@ -25,8 +25,9 @@ static inline const char *fidx_plural(unsigned long long n, const char *one, con
 
 /*
  * Quotes bytes for a message: returns a static per-thread string of at most
- * ~4 KiB in which control characters and invalid UTF-8 are escaped (\n, \x80),
- * so a hostile name cannot break the one-line rule.
+ * ~4 KiB in which control characters (C0, DEL, and C1 in UTF-8) and invalid
+ * UTF-8 are escaped (\n, \x1b, \xc2\x9b, \x80), so a hostile name can
+ * neither break the one-line rule nor drive a terminal.
  */
 const char *fidx_quote(const char *s);
 

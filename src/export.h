@@ -132,6 +132,14 @@ void export_put_u64(FILE *out, uint64_t v);
    "2023-11-14T22:13:20.123456789Z" (times before 1970 too). */
 void export_put_iso(FILE *out, int64_t ns);
 
+/*
+ * On a terminal, a name that could drive it (fidx_out_quotes(), output.h)
+ * is shown as fidx_shell_quote() quotes it, and the writer encodes that form
+ * as it encodes a name: returns it, malloc'ed, or NULL when s is written as
+ * it is (into a file or a pipe, always).
+ */
+char *export_tty_name(FILE *out, const char *s);
+
 /* Returns whether column c of s is NULL. */
 static inline bool export_null(sqlite3_stmt *s, int c)
 {

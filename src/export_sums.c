@@ -59,12 +59,15 @@ void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		ctx->no_digest++;
 		return;
 	}
-	bool escape = strcspn(path, "\\\n\r") != len;
+	bool shown = fidx_out_quotes(out, path); /* on a terminal: quoted instead */
+	bool escape = !shown && strcspn(path, "\\\n\r") != len;
 	if (escape)
 		putc_unlocked('\\', out);
 	fidx_out_hex(out, digest, dlen);
 	export_put(out, "  ", 2);
-	if (!escape) {
+	if (shown) {
+		fidx_shell_quote(out, path);
+	} else if (!escape) {
 		export_put(out, path, len);
 	} else {
 		for (const char *p = path; *p; p++) {
@@ -157,7 +160,10 @@ void export_hashdeep_row(struct export_ctx *ctx, sqlite3_stmt *s)
 			fidx_out_hex(out, digest[i], fidx_digest_len(hashdeep_digests[i]));
 		}
 	putc_unlocked(',', out);
-	export_put(out, path, len);
+	if (fidx_out_quotes(out, path))
+		fidx_shell_quote(out, path); /* on a terminal */
+	else
+		export_put(out, path, len);
 	putc_unlocked('\n', out);
 }
 

@@ -73,7 +73,23 @@ static bool printable(const unsigned char *p, size_t n)
 void fidx_shell_quote(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	bool dollar = false; /* inside $'...' */
+	bool quote = false, last_printable = true;
+
+	for (const unsigned char *q = p; *q;) {
+		size_t n = fidx_utf8_seq_len(q);
+		quote |= *q == '\'';
+		last_printable = printable(q, n);
+		q += n ? n : 1;
+	}
+	/*
+	 * Inside $'...'.  ls quotes a name holding a quote twice, and the second
+	 * pass starts in the state where the first ended: after an unprintable
+	 * last character, a printable first one is preceded by '' ('''a...),
+	 * which a shell reads as nothing.  That is kept, so the form is ls's;
+	 * an unprintable first one still opens $'...' (ls would not: its form
+	 * then reads back as other bytes).
+	 */
+	bool dollar = quote && !last_printable;
 
 	putc_unlocked('\'', out);
 	while (*p) {
@@ -89,7 +105,7 @@ void fidx_shell_quote(FILE *out, const char *s)
 			fwrite_unlocked(p, 1, n, out);
 			p += n;
 		} else {
-			if (!dollar)
+			if (!dollar || p == (const unsigned char *)s)
 				fputs_unlocked("'$'", out);
 			dollar = true;
 			for (size_t i = 0; i < (n ? n : 1); i++, p++) {

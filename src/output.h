@@ -58,10 +58,17 @@ bool fidx_out_tty(void);
  * Writes a name (a path, a root, a link target) to out byte for byte, except
  * on a terminal: there an unsafe name (fidx_name_unsafe()) is written as
  * fidx_shell_quote() quotes it, so that nothing in it can drive the terminal.
+ * fidx_out_quotes() says whether it will be (a printer with an encoding of
+ * its own, such as a CSV field, quotes the quoted form its way).
  */
+static inline bool fidx_out_quotes(FILE *out, const char *name)
+{
+	return out == stdout && fidx_out_tty() && fidx_name_unsafe(name);
+}
+
 static inline void fidx_out_name(FILE *out, const char *name)
 {
-	if (out == stdout && fidx_out_tty() && fidx_name_unsafe(name))
+	if (fidx_out_quotes(out, name))
 		fidx_shell_quote(out, name);
 	else
 		fputs_unlocked(name, out);
