@@ -114,8 +114,10 @@ static void scan_usage(FILE *out)
 	      "Options:\n", out);
 	fidx_cli_usage(out, scan_options, NOPTIONS);
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
-	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
-	      out);
+	      "2 usage or fatal error (also a summary that cannot be written: the scan is\n"
+	      "kept), 130 interrupted (the scan is kept, marked 'interrupted'; the summary\n"
+	      "counts the entries left unfinished apart from the errors, and stderr gives\n"
+	      "the 'fidx scan --resume' command that continues it).\n", out);
 }
 
 static atomic_bool interrupted;
@@ -147,12 +149,16 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%s%lld", i ? ", " : " ", (long long)r->scan_ids[i]);
 		printf(" (%zu roots)", nroots);
 	}
+	/* Entries the interruption left unfinished are not errors of the tree. */
+	uint64_t errors = r->errors - r->unfinished;
 	printf(" %s: %llu %s, %llu %s, %llu %s, %s, %llu %s",
 	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
 	       fidx_plural(r->entries, "entry", "entries"), (unsigned long long)r->files,
 	       fidx_plural(r->files, "file", "files"), (unsigned long long)r->dirs,
-	       fidx_plural(r->dirs, "dir", "dirs"), bytes, (unsigned long long)r->errors,
-	       fidx_plural(r->errors, "error", "errors"));
+	       fidx_plural(r->dirs, "dir", "dirs"), bytes, (unsigned long long)errors,
+	       fidx_plural(errors, "error", "errors"));
+	if (r->unfinished)
+		printf(", %llu left unfinished", (unsigned long long)r->unfinished);
 	if (digests)
 		printf(", %llu hashed, %llu reused", (unsigned long long)r->hashed,
 		       (unsigned long long)r->reused);
@@ -168,6 +174,40 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%02x", r->seals[i].sha256[b]);
 		printf(" (scan %lld)\n", (long long)r->scan_ids[i]);
 	}
+}
+
+/*
+ * After an interruption: says on stderr what was left and the command that
+ * continues the scan, the database (and the roots, when several) quoted
+ * for a shell.
+ */
+static void print_resume_hint(const struct fidx_scan_result *r, const char *db, char **roots,
+			      size_t nroots)
+{
+	char *cmd = NULL, *quoted = fidx_shell_quoted(db);
+	size_t len = 0;
+	FILE *f = quoted ? open_memstream(&cmd, &len) : NULL;
+	if (f) {
+		fprintf(f, "fidx scan --resume --db %s", quoted);
+		for (size_t i = 0; nroots > 1 && i < nroots; i++) {
+			fputc(' ', f);
+			fidx_shell_quote(f, roots[i]);
+		}
+		if (fclose(f) != 0) {
+			free(cmd);
+			cmd = NULL;
+		}
+	}
+	if (r->unfinished)
+		fidx_error("interrupted: %llu %s left unfinished (not read or not hashed), kept"
+			   " as recorded; continue the scan with: %s", (unsigned long long)r->unfinished,
+			   fidx_plural(r->unfinished, "entry", "entries"),
+			   cmd ? cmd : "fidx scan --resume");
+	else
+		fidx_error("interrupted: what was found is recorded; continue the scan with: %s",
+			   cmd ? cmd : "fidx scan --resume");
+	free(cmd);
+	free(quoted);
 }
 
 /*
@@ -719,6 +759,8 @@ int cmd_scan(int argc, char **argv)
 	print_summary(&result, db, nroots, roots[0], digests != 0);
 	if (error_list)
 		print_errors(error_list);
+	if (result.interrupted)
+		print_resume_hint(&result, db, roots, nroots);
 	status = result.interrupted ? 130 : result.errors ? 1 : 0;
 	if (summary_lost(&result, db))
 		status = 2;

@@ -71,6 +71,7 @@ struct batch {
 /* Per-root totals, kept by the writer. */
 struct root_totals {
 	uint64_t entries, files, dirs, bytes, errors, reused, hashed;
+	uint64_t unfinished;           /* of errors: left unfinished by an interruption */
 	uint64_t hashed_bytes;         /* sizes of the files hashed by this run (not a column) */
 };
 
@@ -425,6 +426,9 @@ static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 	}
 	if (rec->error) {
 		t->errors++;
+		if (strcmp(rec->error, FIDX_ERROR_NOT_READ) == 0 ||
+		    strcmp(rec->error, FIDX_ERROR_NOT_HASHED) == 0)
+			t->unfinished++;
 		if (s->opts->error_list)
 			fprintf(s->opts->error_list, "%s: %s\n", fidx_quote(rec->path), rec->error);
 	}
@@ -446,6 +450,7 @@ static void commit_totals(struct scan *s, size_t nroots)
 		t->reused += u->reused;
 		t->hashed += u->hashed;
 		t->hashed_bytes += u->hashed_bytes;
+		t->unfinished += u->unfinished;
 		*u = (struct root_totals){0};
 	}
 }
@@ -658,6 +663,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->reused += s.totals[r].reused;
 		result->hashed += s.totals[r].hashed;
 		result->bytes_hashed += s.totals[r].hashed_bytes;
+		result->unfinished += s.totals[r].unfinished;
 	}
 	if (!s.errmsg)
 		ret = 0;

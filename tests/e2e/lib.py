@@ -442,15 +442,16 @@ def dump_scan(db, scan_id):
 		con.close()
 
 
-def start_scan(db, *args, rows=1, settle=0.3):
+def start_scan(db, *args, rows=1, settle=0.3, stdout=subprocess.DEVNULL):
 	"""
 	Starts `fidx scan -q -j 1 --db DB ARGS...` in its own session and returns
 	the process once its rows new scan rows are in db (fidx is past its
 	start-up), settle seconds later: the moment to signal a slow scan.
+	stdout is where its stdout goes (subprocess.PIPE to read the summary).
 	"""
 	n0 = len(scan_rows(db)) if os.path.exists(db) else 0
 	p = subprocess.Popen([FIDX, "scan", "-q", "-j", "1", "--db", db, *args],
-			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stdin=subprocess.DEVNULL, stdout=stdout,
 			     stderr=subprocess.PIPE, start_new_session=True)
 	deadline = time.monotonic() + 20
 	while time.monotonic() < deadline and p.poll() is None:
