@@ -20,6 +20,15 @@ verify, export csv, sha256sum, hashdeep, body, dfxml, jsonl) runs twice:
 JSON, for every byte: a name per byte value 0x01..0xff (but '/') and per C1
 control in UTF-8, in find --json: every line parses, every path comes back
 (from path_base64 when it is not UTF-8), and no raw control byte is written.
+
+The progress line of a slow scan (sparse files of 1 GiB, SHA-512, -j1) with
+stderr on a pty of 120 columns, resized to 40 and then to 25 while it runs:
+what the terminal receives is played on a model of a terminal (xterm's
+rules: a character written in the last column wraps at the next one; CR,
+LF, CSI K), and no redraw is wider than the width of the moment (after a
+grace of 0.3 s for a redraw already on its way), none ever wraps, each
+width was used (the line got narrower), and when the scan is over no
+progress text is left on the screen.
 """
 
 import json
@@ -162,14 +171,38 @@ class Pty:
 			start_new_session=True)
 		self.slave = slave
 		self.chunks = []  # (monotonic time, bytes)
+		self.resizes = [(0.0, cols)]  # (monotonic time, columns), the first for the start
+		self.wanted = []  # sizes asked by resize(), made by the reader
+		self.lock = threading.Lock()
 		self.pipe_out = b""
 		self.pipe_err = b""
 		self.reader = threading.Thread(target=self._read)
 		self.reader.start()
 
+	def _resize_now(self):
+		"""In the reader: takes what was written first, then resizes (so times are in order)."""
+		with self.lock:
+			wanted, self.wanted = self.wanted, []
+		for rows, cols in wanted:
+			try:
+				while select.select([self.master], [], [], 0)[0]:
+					b = os.read(self.master, 65536)
+					if not b:
+						break
+					self.chunks.append((time.monotonic(), b))
+			except OSError:
+				pass
+			set_size(self.master, rows, cols)
+			self.resizes.append((time.monotonic(), cols))
+			try:
+				os.killpg(self.proc.pid, signal.SIGWINCH)
+			except ProcessLookupError:
+				pass
+
 	def _read(self):
 		"""Collects the terminal's bytes until no process holds it."""
 		while True:
+			self._resize_now()
 			try:
 				r, _, _ = select.select([self.master], [], [], 0.05)
 			except OSError:
@@ -196,12 +229,14 @@ class Pty:
 			self.chunks.append((time.monotonic(), b))
 
 	def resize(self, rows, cols):
-		"""Changes the window size, as a terminal emulator does (the kernel signals SIGWINCH)."""
-		set_size(self.master, rows, cols)
-		try:
-			os.killpg(self.proc.pid, signal.SIGWINCH)
-		except ProcessLookupError:
-			pass
+		"""Changes the window size, as a terminal emulator does, and sends SIGWINCH."""
+		with self.lock:
+			self.wanted.append((rows, cols))
+
+	def width_at(self, t):
+		"""The columns the terminal had at monotonic time t."""
+		return [c for at, c in self.resizes if at <= t][-1] if t >= self.resizes[0][0] \
+			else self.resizes[0][1]
 
 	def wait(self, timeout=120):
 		"""Waits for the process; returns (exit status, terminal bytes)."""
@@ -394,6 +429,138 @@ def check_json_bytes(chk, top):
 	       not ctl, "%d, e.g. %r" % (len(ctl), ctl[:4]))
 
 
+class Screen:
+	"""A model of a terminal: cells, a cursor, xterm's deferred wrap, CR, LF and CSI K/J."""
+
+	def __init__(self, cols):
+		self.cols = cols
+		self.rows = [[" "] * 1000]
+		self.r = self.c = 0
+		self.pending = False
+		self.wraps = 0     # wraps of a progress redraw (a line that began with CR)
+		self.unknown = []  # escape sequences the model does not know
+		self.in_redraw = False
+
+	def _put(self, ch):
+		if self.pending:
+			if self.in_redraw:
+				self.wraps += 1
+			self._down()
+			self.c = 0
+			self.pending = False
+		self.rows[self.r][self.c] = ch
+		if self.c == self.cols - 1:
+			self.pending = True
+		else:
+			self.c += 1
+
+	def _down(self):
+		self.r += 1
+		if self.r == len(self.rows):
+			self.rows.append([" "] * 1000)
+
+	def feed(self, data):
+		"""Plays bytes (ASCII and escape sequences) on the screen."""
+		i = 0
+		while i < len(data):
+			b = data[i:i + 1]
+			if b == b"\x1b":
+				m = re.match(rb"\x1b\[([0-9;?]*)([@-~])", data[i:])
+				if not m:
+					self.unknown.append(data[i:i + 8])
+					i += 1
+					continue
+				if m.group(2) == b"K" and m.group(1) in (b"", b"0"):
+					for k in range(self.c, len(self.rows[self.r])):
+						self.rows[self.r][k] = " "
+					self.pending = False
+				else:
+					self.unknown.append(m.group(0))
+				i += len(m.group(0))
+				continue
+			if b == b"\r":
+				self.c = 0
+				self.pending = False
+				self.in_redraw = True
+			elif b == b"\n":
+				self._down()
+				self.pending = False
+				self.in_redraw = False
+			else:
+				self._put(b.decode("latin-1"))
+			i += 1
+
+	def text(self):
+		"""The non-empty rows of the screen, right-stripped."""
+		return [l for l in ("".join(r).rstrip() for r in self.rows) if l]
+
+
+def redraws(chunks):
+	"""The redraws in what a terminal received: (time, visible text) of each CR-started piece."""
+	out, cur, t_cur, started = [], b"", 0, False
+	for t, data in chunks:
+		for b in re.split(rb"(\r|\n)", data):
+			if b in (b"\r", b"\n"):
+				if started:
+					out.append((t_cur, re.sub(rb"\x1b\[[0-9;?]*[@-~]", b"", cur)))
+				cur, started = b"", b == b"\r"
+			else:
+				cur += b
+				t_cur = t
+	if started:
+		out.append((t_cur, re.sub(rb"\x1b\[[0-9;?]*[@-~]", b"", cur)))
+	return out
+
+
+def check_progress(chk, top):
+	"""A slow scan's progress line under a pty resized twice."""
+	root = top + b"/slow"
+	os.makedirs(root)
+	for i in range(4):
+		lib.sparse(root + b"/big%d" % i, 1 << 30, [((1 << 30) - 1, b"!")])
+	write(root + b"/small", b"small")
+	db = top + b"/slow.db"
+	p = Pty(["scan", "-j", "1", "--hash", "sha512", "-o", db, root], stdout_tty=False,
+		stderr_tty=True, cols=120)
+	t0 = time.monotonic()
+	for at, cols in ((1.5, 40), (3.0, 25)):
+		time.sleep(max(0, t0 + at - time.monotonic()))
+		p.resize(24, cols)
+	rc, got = p.wait()
+	chk.ok("progress: the scan ran (exit 0) and outlived the resizes", rc == 0 and
+	       len(p.resizes) == 3 and p.chunks and p.chunks[-1][0] > p.resizes[-1][0] + 0.5,
+	       "rc %r, resizes %r, after %.1f s" % (rc, p.resizes, time.monotonic() - t0))
+	too_wide, used = [], {c: 0 for _, c in p.resizes}
+	for t, s in redraws(p.chunks):
+		if not s:
+			continue  # the final erase
+		now = p.width_at(t)
+		grace = any(at <= t < at + 0.3 for at, _ in p.resizes[1:])
+		if len(s) > now and not grace:
+			too_wide.append((round(t - t0, 2), now, s))
+		if not grace:
+			used[now] += 1
+	chk.ok("progress: no redraw wider than the terminal of the moment", not too_wide,
+	       "%d, e.g. %r" % (len(too_wide), too_wide[:2]))
+	chk.ok("progress: redrawn at each width (the resizes were followed)",
+	       all(used.values()), repr(used))
+	wide = [s for t, s in redraws(p.chunks) if p.width_at(t) == 120]
+	chk.ok("progress: at 120 columns the line is wider than 40 (the resize matters)",
+	       any(len(s) > 40 for s in wide), lib.short(wide[-1:]))
+	screen = Screen(120)
+	for t, data in p.chunks:
+		screen.cols = p.width_at(t)
+		screen.c = min(screen.c, screen.cols - 1)
+		screen.feed(data)
+	chk.ok("progress: no redraw ever wraps", screen.wraps == 0 and not screen.unknown,
+	       "%d wraps, unknown %r" % (screen.wraps, screen.unknown[:3]))
+	# what is left but the messages (a message may wrap: it is no redraw)
+	left = [l for l in screen.text() if re.search(r"hashed|ETA|/s\b|\d+/\d+|entr", l)]
+	chk.ok("progress: nothing is left on the screen after the scan", not left, repr(left))
+	chk.ok("progress: the line was erased at the end", got.endswith(b"\r\x1b[K"),
+	       repr(got[-40:]))
+
+
 def main():
 	chk = Checker()
 	global SCRATCH
@@ -405,6 +572,8 @@ def main():
 			check_names(chk, top)
 		with chk.guard("JSON of every byte"):
 			check_json_bytes(chk, top)
+		with chk.guard("the progress line of a scan"):
+			check_progress(chk, top)
 	chk.done()
 
 
