@@ -29,6 +29,7 @@
 #include "hashlist.h"
 #include "json.h"
 #include "output.h"
+#include "progress.h"
 #include "query.h"
 #include "space.h"
 
@@ -55,7 +56,9 @@ static const struct fidx_option match_options[] = {
 	{{"strict", no_argument, NULL, OPT_STRICT}, NULL,
 	 "a malformed line is an error (exit 2)"},
 	{{"quiet", no_argument, NULL, 'q'}, NULL,
-	 "no summary of the lists and counts on stderr"},
+	 "no summary of the lists and counts on stderr, and no\n"
+	 "                       progress line (else drawn after half a second when\n"
+	 "                       stderr is a terminal and stdout is not the same one)"},
 	FIDX_QUERY_OPTIONS,
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
@@ -357,11 +360,12 @@ struct counts {
 
 /*
  * Streams the regular files of the selected scans, compares each by the
- * algorithms in usable and prints the hits (or with invert the misses).
- * Returns 0, or -1 after printing a database error.
+ * algorithms in usable and prints the hits (or with invert the misses); the
+ * rows read are counted in *rows (for the progress line).  Returns 0, or -1
+ * after printing a database error.
  */
 static int compare(struct fidx_query *q, const struct printer *pr, unsigned usable, bool invert,
-		   struct counts *c)
+		   struct counts *c, atomic_uint_least64_t *rows)
 {
 	enum fidx_digest algos[FIDX_NDIGESTS];
 	size_t nalgos = 0;
@@ -383,7 +387,10 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 	if (!s)
 		return -1;
 	int rc;
+	uint64_t nrows = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (++nrows % 1024 == 0)
+			atomic_store_explicit(rows, nrows, memory_order_relaxed);
 		const struct fidx_hashloc *best = NULL;
 		const uint8_t *best_digest = NULL, *first = NULL;
 		enum fidx_digest best_algo = FIDX_MD5, first_algo = FIDX_MD5;
@@ -487,7 +494,12 @@ int cmd_match(int argc, char **argv)
 	if (!usable)
 		goto out;
 	fidx_out_begin();
-	int r = compare(q, &pr, usable, invert, &c);
+	atomic_uint_least64_t rows = 0;
+	struct fidx_progress *progress =
+		fidx_progress_rows_wanted(quiet, true)
+			? fidx_progress_rows_start(&rows, fidx_query_rows(q, true)) : NULL;
+	int r = compare(q, &pr, usable, invert, &c, &rows);
+	fidx_progress_stop(progress);
 	if (fidx_out_end() < 0 || r < 0)
 		goto out;
 	if (c.incomparable)

@@ -319,13 +319,13 @@ struct fidx_progress *fidx_progress_start(struct fidx_progress_counters *c, bool
 	return start(p);
 }
 
-bool fidx_progress_rows_wanted(bool quiet)
+bool fidx_progress_rows_wanted(bool quiet, bool to_stdout)
 {
 	struct stat out, err;
 	if (quiet || !isatty(STDERR_FILENO))
 		return false;
 	/* Results on the same terminal are the progress: a line would only get in their way. */
-	return !(isatty(STDOUT_FILENO) && fstat(STDOUT_FILENO, &out) == 0 &&
+	return !(to_stdout && isatty(STDOUT_FILENO) && fstat(STDOUT_FILENO, &out) == 0 &&
 		 fstat(STDERR_FILENO, &err) == 0 && out.st_rdev == err.st_rdev);
 }
 

@@ -35,10 +35,11 @@ struct fidx_progress *fidx_progress_start(struct fidx_progress_counters *c, bool
 
 /*
  * Whether a query command draws its progress line: stderr is a terminal,
- * -q was not given, and stdout is not that same terminal (there the results
- * themselves show the progress, and a line would get in their way).
+ * -q was not given, and the results (on stdout, when to_stdout) do not go
+ * to that same terminal (there they show the progress themselves, and a
+ * line would only get in their way).
  */
-bool fidx_progress_rows_wanted(bool quiet);
+bool fidx_progress_rows_wanted(bool quiet, bool to_stdout);
 
 /*
  * Starts the line of a query reading rows: *rows (bumped by the caller as it

@@ -338,3 +338,20 @@ void fidx_query_close(struct fidx_query *q)
 	free(q->path);
 	free(q);
 }
+
+uint64_t fidx_query_rows(const struct fidx_query *q, bool files)
+{
+	sqlite3_stmt *s = NULL;
+	uint64_t n = 0;
+	const char *sql = files ? "SELECT sum(coalesce(s.files, (SELECT count(*) FROM file f"
+				  " WHERE f.scan_id = s.id AND f.type = 'f'))) FROM scan s"
+				  " WHERE s.id IN (SELECT id FROM selected_scan)"
+				: "SELECT sum(coalesce(s.entries, (SELECT count(*) FROM file f"
+				  " WHERE f.scan_id = s.id))) FROM scan s"
+				  " WHERE s.id IN (SELECT id FROM selected_scan)";
+	if (sqlite3_prepare_v2(q->db, sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0)
+		n = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}

@@ -24,6 +24,7 @@
 #define FIDX_QUERY_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,13 @@ int fidx_query_fail(const struct fidx_query *q);
  * printing the failure as fidx_query_fail() does.
  */
 sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql);
+
+/*
+ * The rows the selected scans hold, all of them or (files) their regular
+ * files, from the scan rows (counted in `file` for a scan still running),
+ * for a progress line.  0 when they cannot be read.
+ */
+uint64_t fidx_query_rows(const struct fidx_query *q, bool files);
 
 /* Closes the connection and frees q.  NULL is allowed. */
 void fidx_query_close(struct fidx_query *q);

@@ -29,6 +29,14 @@ LF, CSI K), and no redraw is wider than the width of the moment (after a
 grace of 0.3 s for a redraw already on its way), none ever wraps, each
 width was used (the line got narrower), and when the scan is over no
 progress text is left on the screen.
+
+Long queries (find, find -l, match, export over a database of 200,000 rows
+made with SQL): with stderr on a pty and stdout into a pipe read slowly (so
+the query lasts seconds), a progress line appears on the terminal ("N/TOTAL
+rows read", TOTAL the rows of the selected scan as SQLite counts them), fits
+its width, is erased at the end, and never reaches stdout, whose bytes are
+those of the same query without a terminal; with stderr into a pipe, with
+-q, and with stdout on the same terminal, no progress line is drawn.
 """
 
 import json
@@ -36,6 +44,7 @@ import os
 import re
 import select
 import signal
+import sqlite3
 import struct
 import subprocess
 import termios
@@ -153,14 +162,16 @@ def set_size(fd, rows, cols):
 
 class Pty:
 	"""
-	Runs fidx with stdout and/or stderr on a pseudo-terminal in raw mode and
+	Runs fidx with stdout and/or stderr on a pseudo-terminal (in raw mode:
+	the bytes as written; else as a terminal gets them, LF as CR LF) and
 	collects what the terminal receives, with the time of each read.
 	"""
 
 	def __init__(self, args, stdout_tty=True, stderr_tty=False, rows=24, cols=80, env=None,
-		     cwd=None):
+		     cwd=None, throttle=None, raw=True):
 		self.master, slave = os.openpty()
-		tty.setraw(slave)
+		if raw:
+			tty.setraw(slave)
 		set_size(slave, rows, cols)
 		e = dict(os.environ)
 		e.update(env or {})
@@ -178,6 +189,22 @@ class Pty:
 		self.pipe_err = b""
 		self.reader = threading.Thread(target=self._read)
 		self.reader.start()
+		self.throttle = throttle  # bytes of stdout taken per 0.05 s, or None
+		self.out_reader = None
+		if throttle and not stdout_tty:
+			self.out_reader = threading.Thread(target=self._read_stdout)
+			self.out_reader.start()
+
+	def _read_stdout(self):
+		"""Takes stdout slowly (throttle bytes every 0.05 s), so that a query lasts."""
+		parts = []
+		while True:
+			b = self.proc.stdout.read(self.throttle)
+			if not b:
+				break
+			parts.append(b)
+			time.sleep(0.05)
+		self.pipe_out = b"".join(parts)
 
 	def _resize_now(self):
 		"""In the reader: takes what was written first, then resizes (so times are in order)."""
@@ -242,11 +269,16 @@ class Pty:
 		"""Waits for the process; returns (exit status, terminal bytes)."""
 		os.close(self.slave)
 		self.slave = None
-		try:
-			self.pipe_out, self.pipe_err = self.proc.communicate(timeout=timeout)
-		except subprocess.TimeoutExpired:
-			os.killpg(self.proc.pid, signal.SIGKILL)
-			self.pipe_out, self.pipe_err = self.proc.communicate()
+		if self.out_reader:
+			self.out_reader.join(timeout)
+			self.pipe_err = self.proc.stderr.read() if self.proc.stderr else b""
+			self.proc.wait()
+		else:
+			try:
+				self.pipe_out, self.pipe_err = self.proc.communicate(timeout=timeout)
+			except subprocess.TimeoutExpired:
+				os.killpg(self.proc.pid, signal.SIGKILL)
+				self.pipe_out, self.pipe_err = self.proc.communicate()
 		self.reader.join(timeout=10)
 		os.close(self.master)
 		return self.proc.returncode, b"".join(c for _, c in self.chunks)
@@ -481,7 +513,9 @@ class Screen:
 			if b == b"\r":
 				self.c = 0
 				self.pending = False
-				self.in_redraw = True
+				# a redraw, unless a message follows (it may erase the line first)
+				rest = re.sub(rb"^(?:\x1b\[[0-9;?]*[@-~])*", b"", data[i + 1:i + 40])
+				self.in_redraw = not rest.startswith(b"fidx: ")
 			elif b == b"\n":
 				self._down()
 				self.pending = False
@@ -496,19 +530,27 @@ class Screen:
 
 
 def redraws(chunks):
-	"""The redraws in what a terminal received: (time, visible text) of each CR-started piece."""
+	"""
+	The redraws in what a terminal received: (time, visible text) of each
+	CR-started piece that is not a message ("fidx: ...", which may follow
+	the erase of the line).
+	"""
 	out, cur, t_cur, started = [], b"", 0, False
+
+	def end():
+		text = re.sub(rb"\x1b\[[0-9;?]*[@-~]", b"", cur)
+		if started and not text.startswith(b"fidx: "):
+			out.append((t_cur, text))
+
 	for t, data in chunks:
 		for b in re.split(rb"(\r|\n)", data):
 			if b in (b"\r", b"\n"):
-				if started:
-					out.append((t_cur, re.sub(rb"\x1b\[[0-9;?]*[@-~]", b"", cur)))
+				end()
 				cur, started = b"", b == b"\r"
 			else:
 				cur += b
 				t_cur = t
-	if started:
-		out.append((t_cur, re.sub(rb"\x1b\[[0-9;?]*[@-~]", b"", cur)))
+	end()
 	return out
 
 
@@ -521,7 +563,7 @@ def check_progress(chk, top):
 	write(root + b"/small", b"small")
 	db = top + b"/slow.db"
 	p = Pty(["scan", "-j", "1", "--hash", "sha512", "-o", db, root], stdout_tty=False,
-		stderr_tty=True, cols=120)
+		stderr_tty=True, cols=120, raw=False)
 	t0 = time.monotonic()
 	for at, cols in ((1.5, 40), (3.0, 25)):
 		time.sleep(max(0, t0 + at - time.monotonic()))
@@ -561,6 +603,78 @@ def check_progress(chk, top):
 	       repr(got[-40:]))
 
 
+BIG_ROWS = 200000
+
+
+def big_database(top):
+	"""A database whose scan 2 holds BIG_ROWS regular files, made with SQL."""
+	tree = top + b"/tiny"
+	os.makedirs(tree)
+	write(tree + b"/a", b"a")
+	db = top + b"/big.db"
+	res = run_fidx("scan", "-q", "-o", db, tree)
+	con = sqlite3.connect(db)
+	con.execute("INSERT INTO scan (root, host, options, started_ns, finished_ns, status, entries,"
+		    " files, dirs, bytes, errors) VALUES ('/big', 'made by SQL', '{\"hash\":\"sha256\"}',"
+		    " 1, 2, 'complete', ?, ?, 0, ?, 0)", (BIG_ROWS, BIG_ROWS, BIG_ROWS))
+	con.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+		    " INSERT INTO file (scan_id, path, name, ext, type, size, mode, uid, gid, nlink,"
+		    " mtime_ns, sha256) SELECT 2, printf('/big/d%03d/file%07d.txt', i % 100, i),"
+		    " printf('file%07d.txt', i), 'txt', 'f', 1, 33188, 0, 0, 1,"
+		    " 1700000000000000000, randomblob(32) FROM n", (BIG_ROWS,))
+	con.commit()
+	n = con.execute("SELECT count(*) FROM file WHERE scan_id = 2").fetchone()[0]
+	digest = con.execute("SELECT sha256 FROM file WHERE scan_id = 2 LIMIT 1").fetchone()[0]
+	con.close()
+	lst = top + b"/big.sha256"
+	write(lst, digest.hex().encode() + b"  one\n")
+	return db, lst, n, res.rc == 0
+
+
+def check_query_progress(chk, top):
+	"""The progress line of find, match and export on a terminal, and where it must not be."""
+	db, lst, n, ok = big_database(top)
+	if not chk.ok("setup: a database of %d rows" % BIG_ROWS, ok and n == BIG_ROWS, repr(n)):
+		return
+	cases = [("find", ["find", "--scan", "2", db]),
+		 ("find -l", ["find", "-l", "--scan", "2", db]),
+		 ("match --not", ["match", "--not", "-l", "--scan", "2", db, lst]),
+		 ("export csv", ["export", "--db", db, "--scan", "2", "-f", "csv"])]
+	line = re.compile(rb"(\d+)/(\d+) rows read")
+	for label, args in cases:
+		ref = run_fidx(*args)
+		rate = max(len(ref.out) * 2 // 3, 1 << 20)  # stdout read in about 1.5 s
+		p = Pty(args, stdout_tty=False, stderr_tty=True, cols=80, throttle=rate // 20,
+			raw=False)
+		rc, got = p.wait()
+		draws = [s for _, s in redraws(p.chunks) if s]
+		totals = {int(m.group(2)) for m in (line.search(s) for s in draws) if m}
+		chk.ok("%s: a progress line on the terminal, of the %d rows of the scan" % (label, n),
+		       rc == ref.rc and draws and totals == {n}, "rc %r/%r, %d redraws, totals %r, %r" % (
+			       rc, ref.rc, len(draws), totals, lib.short(got[-200:])))
+		chk.ok("%s: each redraw fits 80 columns" % label, all(len(s) < 80 for s in draws),
+		       repr([s for s in draws if len(s) >= 80][:2]))
+		screen = Screen(80)
+		screen.feed(got)
+		left = [l for l in screen.text() if re.search(r"rows read|rows/s|ETA", l)]
+		chk.ok("%s: erased at the end, nothing left" % label, not left and screen.wraps == 0,
+		       repr(left[:3]))
+		chk.ok("%s: stdout holds the results alone, as without a terminal" % label,
+		       p.pipe_out == ref.out and b"rows read" not in p.pipe_out,
+		       "%d bytes, want %d" % (len(p.pipe_out), len(ref.out)))
+		chk.ok("%s: with stderr into a pipe, no progress line" % label,
+		       b"rows read" not in ref.err and b"\r" not in ref.err, lib.short(ref.err))
+		p = Pty(args + ["-q"], stdout_tty=False, stderr_tty=True, cols=80, throttle=rate // 20)
+		rc, got = p.wait()
+		chk.ok("%s -q: no progress line" % label, rc == ref.rc and b"rows read" not in got,
+		       lib.short(got))
+		p = Pty(args, stdout_tty=True, stderr_tty=True, cols=80)
+		rc, got = p.wait()
+		chk.ok("%s with stdout on the same terminal: no progress line" % label,
+		       rc == ref.rc and b"rows read" not in got and len(got) >= len(ref.out),
+		       "rc %r, %d bytes" % (rc, len(got)))
+
+
 def main():
 	chk = Checker()
 	global SCRATCH
@@ -574,6 +688,8 @@ def main():
 			check_json_bytes(chk, top)
 		with chk.guard("the progress line of a scan"):
 			check_progress(chk, top)
+		with chk.guard("the progress line of a query"):
+			check_query_progress(chk, top)
 	chk.done()
 
 
