@@ -346,8 +346,9 @@ static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 
 /*
  * Sets *root to the root of the newest scan in the database at dbpath (what
- * --resume without PATH continues; origin follows the path in messages).  Prints one line and returns -1 when
- * there is none or the file is not a fidx database.
+ * --resume without PATH continues; origin follows the path in messages).
+ * Prints one line and returns -1 when there is none or the file is not a
+ * fidx database.
  */
 static int newest_root(const char *dbpath, const char *origin, char **root)
 {

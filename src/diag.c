@@ -25,8 +25,8 @@ void fidx_diag_progress_line(bool shown)
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[8192];
-	int n = snprintf(buf, sizeof(buf), "%sfidx: %s", atomic_load(&progress_shown) ? "\r\033[K" : "",
-			 prefix);
+	int n = snprintf(buf, sizeof(buf), "%sfidx: %s",
+			 atomic_load(&progress_shown) ? "\r\033[K" : "", prefix);
 	int m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
 	size_t len = n + (m < 0 ? 0 : (size_t)m < sizeof(buf) - n - 1 ? (size_t)m
 							      : sizeof(buf) - n - 2);

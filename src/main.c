@@ -84,7 +84,8 @@ static void usage(FILE *out)
 	      "Commands:\n", out);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s%s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "  %-10s%s\n", "help", "this list; 'fidx help COMMAND' is 'fidx COMMAND --help'");
+	fprintf(out, "  %-10s%s\n", "help",
+		"this list; 'fidx help COMMAND' is 'fidx COMMAND --help'");
 	fputs("\n'fidx COMMAND --help' describes a command; --version shows versions.\n"
 	      "FIDX_DB names the database when the command line does not (default ./fidx.db).\n",
 	      out);
