@@ -40,9 +40,26 @@ void fidx_cli_usage(FILE *out, const struct fidx_option *opts, size_t n);
 
 /*
  * Reports the option getopt_long() refused (c is ':' for a missing argument,
- * anything else for an unknown option) as one line naming the command.
+ * anything else for an unknown option) as one line naming the command and
+ * the option as given: a letter of a cluster ('-x' of -axb), an unknown
+ * long name, --name=value given to an option of opts[0..n-1] that takes no
+ * value, a missing argument, or an abbreviation of several long names.
  */
-void fidx_cli_bad_option(const char *command, int c, char **argv);
+void fidx_cli_bad_option(const char *command, int c, char **argv, const struct fidx_option *opts,
+			 size_t n);
+
+/*
+ * The database a command uses: given (--db, -o, the positional DB) when not
+ * NULL, else $FIDX_DB when set and not empty, else "fidx.db" in the working
+ * directory.
+ */
+const char *fidx_cli_db(const char *given);
+
+/*
+ * For messages about the database at path: " (from FIDX_DB)" when
+ * fidx_cli_db() took path from the environment, else "".
+ */
+const char *fidx_cli_db_origin(const char *path);
 
 /* Values of the long-only options the query commands share. */
 enum {
@@ -53,7 +70,7 @@ enum {
 
 /* The shared options of the query commands, as parsed by fidx_query_option(). */
 struct fidx_query_args {
-	const char *db;     /* --db FILE, or the positional DB, or NULL for ./fidx.db */
+	const char *db;     /* --db FILE, or the positional DB, or NULL for fidx_cli_db(NULL) */
 	const char *scan;   /* --scan ID[,ID...], or NULL for the newest complete scan per root */
 	bool json;          /* --json */
 	bool nul;           /* -0 */
@@ -65,14 +82,16 @@ struct fidx_query_args {
 };
 
 /* The options that choose what is read: --db and --scan. */
-#define FIDX_DB_OPTIONS \
+#define FIDX_DB_OPTION \
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE", \
-	 "the database (default ./fidx.db); the first argument\n" \
-	 "                       names it too when it is a SQLite file"}, \
+	 "the database (default $FIDX_DB, else ./fidx.db); the\n" \
+	 "                       first argument names it too when it is a SQLite file"}
+#define FIDX_SCAN_OPTION \
 	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID", \
 	 "the scans to read, e.g. 3 or 3,5 (default: the newest\n" \
 	 "                       complete scan of each root, each path once: a\n" \
 	 "                       root inside another's tree from the newer scan)"}
+#define FIDX_DB_OPTIONS FIDX_DB_OPTION, FIDX_SCAN_OPTION
 
 /* The options that shape the output: --json and -0. */
 #define FIDX_OUTPUT_OPTIONS \

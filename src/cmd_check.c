@@ -60,7 +60,8 @@ enum {
 
 static const struct fidx_option check_options[] = {
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE",
-	 "the database (default ./fidx.db), as the first argument may name it"},
+	 "the database (default $FIDX_DB, else ./fidx.db), as the\n"
+	 "                       first argument may name it"},
 	FIDX_OUTPUT_OPTIONS,
 	FIDX_DIFF_OPTIONS(OPT_IGNORE, OPT_ATIME),
 	{{"update", no_argument, NULL, OPT_UPDATE}, NULL,
@@ -83,9 +84,10 @@ static void check_usage(FILE *out)
 	fputs("usage: fidx check [OPTIONS] [DB] [PATH]\n\n"
 	      "Scan the live tree at PATH (default: the root of the newest complete scan)\n"
 	      "and compare it with the newest complete scan of that root in DB (default\n"
-	      "./fidx.db), with the options that scan was made with (digests, --xdev,\n"
-	      "--follow, --no-stat, --exclude).  Nothing is added to DB unless --update:\n"
-	      "the live scan goes to a temporary database in $TMPDIR, removed at the end.\n\n"
+	      "$FIDX_DB, else ./fidx.db), with the options that scan was made with\n"
+	      "(digests, --xdev, --follow, --no-stat, --exclude).  Nothing is added to DB\n"
+	      "unless --update: the live scan goes to a temporary database in $TMPDIR,\n"
+	      "removed at the end.\n\n"
 	      "Every file is read again by default: whoever can write a file can restore\n"
 	      "its size and mtime.  --trust-metadata reuses the baseline's digest of a\n"
 	      "file whose device, inode, size, mtime and ctime are unchanged (only the\n"
@@ -178,7 +180,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': check_usage(stdout); return 1;
-		default: fidx_cli_bad_option("check", c, argv); return FIDX_DIFF_EXIT_USAGE;
+		default:
+			fidx_cli_bad_option("check", c, argv, check_options, NOPTIONS);
+			return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* [DB] [PATH]: with two arguments the first is DB; one is DB when it is a SQLite file. */
@@ -337,7 +341,7 @@ int cmd_check(int argc, char **argv)
 	if (status)
 		return status == 1 ? 0 : status;
 	a.qa.every_scan = true;
-	const char *dbpath = a.qa.db ? a.qa.db : "fidx.db";
+	const char *dbpath = fidx_cli_db(a.qa.db);
 	if (!(q = fidx_query_open(&a.qa)))
 		return fidx_diff_open_status(dbpath);
 	if ((status = find_baseline(q, a.path, &base)) != 0)
@@ -375,7 +379,8 @@ int cmd_check(int argc, char **argv)
 	if (!a.update && scratch_make(&scratch) < 0)
 		goto out;
 	if (!(st = fidx_store_open(a.update ? dbpath : scratch.path, NULL, &errmsg))) {
-		fidx_error("%s", errmsg ? errmsg : "out of memory");
+		fidx_error("%s%s", errmsg ? errmsg : "out of memory",
+			   a.update ? fidx_cli_db_origin(dbpath) : "");
 		goto out;
 	}
 	if (!a.update && fidx_store_scratch(st) < 0) {

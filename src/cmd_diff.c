@@ -37,7 +37,8 @@ enum {
 
 static const struct fidx_option diff_options[] = {
 	{{"db", required_argument, NULL, FIDX_OPT_DB}, "FILE",
-	 "the database (default ./fidx.db), as the first argument may name it"},
+	 "the database (default $FIDX_DB, else ./fidx.db), as the\n"
+	 "                       first argument may name it"},
 	FIDX_OUTPUT_OPTIONS,
 	FIDX_DIFF_OPTIONS(OPT_IGNORE, OPT_ATIME),
 	{{"quiet", no_argument, NULL, 'q'}, NULL, "no counts on stderr"},
@@ -262,7 +263,9 @@ int cmd_diff(int argc, char **argv)
 				return FIDX_DIFF_EXIT_USAGE;
 			break;
 		case 'h': diff_usage(stdout); return 0;
-		default: fidx_cli_bad_option("diff", c, argv); return FIDX_DIFF_EXIT_USAGE;
+		default:
+			fidx_cli_bad_option("diff", c, argv, diff_options, NOPTIONS);
+			return FIDX_DIFF_EXIT_USAGE;
 		}
 	}
 	/* A first argument that is not a number is the database. */
@@ -285,7 +288,7 @@ int cmd_diff(int argc, char **argv)
 	po.nul = qa.nul;
 
 	if (!(q = fidx_query_open(&qa)))
-		return fidx_diff_open_status(qa.db ? qa.db : "fidx.db");
+		return fidx_diff_open_status(fidx_cli_db(qa.db));
 	if ((status = choose(q, ids, nids, &old, &new)) != 0)
 		goto out;
 	if (attrs >> FIDX_DIFF_CONTENT & 1)

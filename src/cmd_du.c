@@ -649,7 +649,7 @@ int cmd_du(int argc, char **argv)
 			du_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("du", c, argv);
+			fidx_cli_bad_option("du", c, argv, du_options, NOPTIONS);
 			return 2;
 		}
 	}

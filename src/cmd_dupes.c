@@ -70,7 +70,8 @@ static void dupes_usage(FILE *out)
 	      "duplicates of each other, listed together.  Symlinks are not followed.\n\n"
 	      "With PATHs, they are scanned first (metadata only) into a temporary\n"
 	      "database, removed afterwards, or into --db FILE, which keeps the scan.\n"
-	      "Otherwise the files of DB (default ./fidx.db) are used, as recorded.\n\n", out);
+	      "Otherwise the files of DB (default $FIDX_DB, else ./fidx.db) are used, as\n"
+	      "recorded.\n\n", out);
 	fprintf(out,
 		"Only files that could be duplicates are read: of the sizes two inodes\n"
 		"share, files up to %d KiB whole, larger ones first at both ends (%d KiB\n"
@@ -114,9 +115,10 @@ static void end_line(bool nul)
 static void print_text(const struct fidx_dupes_group *g, bool nul)
 {
 	char each[16], waste[16];
-	printf("%zu copies of %s (%llu bytes each): %s reclaimable (%llu bytes), %s ", g->nfiles,
+	printf("%zu copies of %s (%llu %s each): %s reclaimable (%llu %s), %s ", g->nfiles,
 	       fidx_human_size(g->size, each), (unsigned long long)g->size,
-	       fidx_human_size(g->waste, waste), (unsigned long long)g->waste,
+	       fidx_plural(g->size, "byte", "bytes"), fidx_human_size(g->waste, waste),
+	       (unsigned long long)g->waste, fidx_plural(g->waste, "byte", "bytes"),
 	       fidx_digest_name(g->algo));
 	for (size_t i = 0; i < fidx_digest_len(g->algo); i++)
 		printf("%02x", g->digest[i]);
@@ -159,12 +161,13 @@ static void print_json(const struct fidx_dupes_group *g)
 static void print_total(const struct fidx_dupes *d, bool nul)
 {
 	char waste[16];
-	printf("%zu groups, %llu files: %s reclaimable (%llu bytes)", d->ngroups,
-	       (unsigned long long)d->files, fidx_human_size(d->waste, waste),
-	       (unsigned long long)d->waste);
+	printf("%zu %s, %llu %s: %s reclaimable (%llu %s)", d->ngroups,
+	       fidx_plural(d->ngroups, "group", "groups"), (unsigned long long)d->files,
+	       fidx_plural(d->files, "file", "files"), fidx_human_size(d->waste, waste),
+	       (unsigned long long)d->waste, fidx_plural(d->waste, "byte", "bytes"));
 	if (d->left_out)
-		printf("; %llu files left out (changed or unreadable)",
-		       (unsigned long long)d->left_out);
+		printf("; %llu %s left out (changed or unreadable)", (unsigned long long)d->left_out,
+		       fidx_plural(d->left_out, "file", "files"));
 	end_line(nul);
 }
 
@@ -351,7 +354,9 @@ int cmd_dupes(int argc, char **argv)
 			break;
 		case 'q': quiet = true; break;
 		case 'h': dupes_usage(stdout); return 0;
-		default: fidx_cli_bad_option("dupes", c, argv); return 2;
+		default:
+			fidx_cli_bad_option("dupes", c, argv, dupes_options, NOPTIONS);
+			return 2;
 		}
 	}
 	bool db_mode = optind == argc || fidx_query_db_arg(argv[optind], &qa);
@@ -408,7 +413,7 @@ int cmd_dupes(int argc, char **argv)
 	fidx_query_close(q);
 	q = NULL;
 	if (!sdb.temporary)
-		keep_digests(d, qa.db ? qa.db : "fidx.db");
+		keep_digests(d, fidx_cli_db(qa.db));
 	if (d->interrupted) {
 		status = 130;
 		goto out;

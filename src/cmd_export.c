@@ -33,6 +33,7 @@
 #include "export.h"
 #include "hash.h"
 #include "output.h"
+#include "progress.h"
 #include "query.h"
 #include "record.h"
 
@@ -50,6 +51,9 @@ static const struct fidx_option export_options[] = {
 	 "                       starts with = + - @ TAB or CR (formula injection)"},
 	FIDX_DB_OPTIONS,
 	{{"json", no_argument, NULL, FIDX_OPT_JSON}, NULL, "the same as --format jsonl"},
+	{{"quiet", no_argument, NULL, 'q'}, NULL,
+	 "no progress line (else drawn on stderr after half a\n"
+	 "                       second, when it is a terminal the export does not go to)"},
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
 #define NOPTIONS (sizeof(export_options) / sizeof(export_options[0]))
@@ -242,10 +246,12 @@ static int scan_digests(struct export_ctx *ctx)
 #define CHECK_EVERY 4096
 
 /*
- * Writes the export of fmt from the open query ctx->q to stdout.  Returns 0,
- * or -1 after printing why.
+ * Writes the export of fmt from the open query ctx->q to stdout, counting
+ * the rows read in *rows (for the progress line).  Returns 0, or -1 after
+ * printing why.
  */
-static int run_export(struct export_ctx *ctx, const struct export_format *fmt)
+static int run_export(struct export_ctx *ctx, const struct export_format *fmt,
+		      atomic_uint_least64_t *rows)
 {
 	char sql[1024];
 	sqlite3_stmt *s;
@@ -264,8 +270,11 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt)
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		fmt->row(ctx, s);
-		if (++n % CHECK_EVERY == 0 && ferror_unlocked(ctx->out))
-			break;
+		if (++n % CHECK_EVERY == 0) {
+			atomic_store_explicit(rows, n, memory_order_relaxed);
+			if (ferror_unlocked(ctx->out))
+				break;
+		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		fidx_query_fail(ctx->q);
@@ -285,22 +294,24 @@ int cmd_export(int argc, char **argv)
 	struct export_ctx ctx = {.out = stdout, .argc = argc, .argv = argv};
 	struct output o = {0};
 	const char *format = NULL;
+	bool quiet = false;
 	int c;
 
 	fidx_cli_longopts(export_options, NOPTIONS, longopts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; continue;
 		case 'o': o.path = optarg; continue;
+		case 'q': quiet = true; continue;
 		case OPT_EXCEL_SAFE: ctx.excel_safe = true; continue;
 		case 'h': export_usage(stdout); return 0;
 		case FIDX_OPT_DB: case FIDX_OPT_SCAN: case FIDX_OPT_JSON:
 			fidx_query_option(c, optarg, &qa);
 			continue;
 		}
-		fidx_cli_bad_option("export", c, argv);
+		fidx_cli_bad_option("export", c, argv, export_options, NOPTIONS);
 		return 2;
 	}
 	if (optind < argc && !qa.db)
@@ -347,7 +358,14 @@ int cmd_export(int argc, char **argv)
 	if (o.path && strcmp(o.path, "-") != 0 && output_open(&o, q->path) < 0)
 		goto out;
 	fidx_out_begin();
-	bool ok = run_export(&ctx, fmt) == 0;
+	atomic_uint_least64_t rows = 0;
+	bool to_stdout = !o.path || strcmp(o.path, "-") == 0;
+	struct fidx_progress *progress =
+		fidx_progress_rows_wanted(quiet, to_stdout)
+			? fidx_progress_rows_start(&rows, fidx_query_rows(q, fmt->filter != NULL))
+			: NULL;
+	bool ok = run_export(&ctx, fmt, &rows) == 0;
+	fidx_progress_stop(progress);
 	ok = fidx_out_end() == 0 && ok;
 	if (output_close(&o, ok) < 0)
 		goto out;

@@ -36,6 +36,7 @@
 #include "json.h"
 #include "output.h"
 #include "pathindex.h"
+#include "progress.h"
 #include "query.h"
 #include "when.h"
 
@@ -76,8 +77,12 @@ static const struct fidx_option find_options[] = {
 	 "                       start of any digest"},
 	{{"long", no_argument, NULL, 'l'}, NULL,
 	 "long listing: permissions, links, user, group, size,\n"
-	 "                       modification time (local), path"},
+	 "                       modification time (local), path (a symlink's\n"
+	 "                       followed by ' -> ' and its target, as ls -l)"},
 	FIDX_QUERY_OPTIONS,
+	{{"quiet", no_argument, NULL, 'q'}, NULL,
+	 "no progress line (else drawn on stderr after half a\n"
+	 "                       second, when it is a terminal and stdout is not)"},
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
 #define NOPTIONS (sizeof(find_options) / sizeof(find_options[0]))
@@ -375,6 +380,8 @@ static const char *name_of(struct name_cache *c, uint32_t id)
 struct printer {
 	bool json, nul, longfmt;
 	struct name_cache users, groups;
+	uint64_t visited;             /* paths read from the index or the table */
+	atomic_uint_least64_t shown;  /* visited, as the progress line reads it */
 };
 
 /* Prints one entry in the -l format. */
@@ -398,7 +405,16 @@ static void print_long(struct printer *pr, sqlite3_stmt *row, const char *path)
 	} else {
 		printf("%-10s %3s %-8s %-8s %10s %-16s ", "?", "?", "?", "?", "?", "?");
 	}
-	fidx_out_path(path, pr->nul);
+	/* A symlink shows its target, as ls -l does. */
+	const char *link = (const char *)sqlite3_column_text(row, R_LINK);
+	const char *type = (const char *)sqlite3_column_text(row, R_TYPE);
+	if (link && type && strcmp(type, "l") == 0) {
+		fidx_out_name(stdout, path);
+		fputs_unlocked(" -> ", stdout);
+		fidx_out_path(link, pr->nul);
+	} else {
+		fidx_out_path(path, pr->nul);
+	}
 }
 
 /* Writes the member ,"key": integer column c, or null. */
@@ -427,7 +443,8 @@ static void print_json(sqlite3_stmt *row, int64_t scan, int64_t id, const char *
 	} else {
 		char perm[11];
 		uint32_t mode = (uint32_t)sqlite3_column_int64(row, R_MODE);
-		printf(",\"mode\":\"%06o\",\"permissions\":\"%s\"", mode, fidx_mode_string(mode, perm));
+		printf(",\"mode\":%" PRIu32 ",\"permissions\":\"%s\"", mode,
+		       fidx_mode_string(mode, perm));
 	}
 	json_int(row, "uid", R_UID);
 	json_int(row, "gid", R_GID);
@@ -492,6 +509,8 @@ static int find_in_scan(const struct fidx_query *q, int64_t scan, struct fidx_fi
 	if (!it)
 		return read_failed(q, scan);
 	while ((rc = fidx_pathiter_next(it, &e)) == 1) {
+		if (++pr->visited % 1024 == 0)
+			atomic_store_explicit(&pr->shown, pr->visited, memory_order_relaxed);
 		if (pat) {
 			int m = fidx_findpat_match(pat, e.path, e.len);
 			if (m < 0) {
@@ -568,14 +587,14 @@ int cmd_find(int argc, char **argv)
 	sqlite3_stmt *row = NULL;
 	uint32_t *tri = NULL;
 	enum fidx_findpat_kind kind = FIDX_FINDPAT_SUBSTRING;
-	bool icase = false, longfmt = false, has_pat = false;
+	bool icase = false, longfmt = false, has_pat = false, quiet = false;
 	int c, status = 2;
 	char err[256];
 
 	fidx_cli_longopts(find_options, NOPTIONS, longopts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":igrt:e:u:l0h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":igrt:e:u:l0qh", longopts, NULL)) != -1) {
 		if (fidx_query_option(c, optarg, &qa))
 			continue;
 		switch (c) {
@@ -605,12 +624,13 @@ int cmd_find(int argc, char **argv)
 		case 'u': if (parse_user(optarg, &f) < 0) goto out; continue;
 		case OPT_HASH: if (parse_hash(optarg, &f) < 0) goto out; continue;
 		case 'l': longfmt = true; continue;
+		case 'q': quiet = true; continue;
 		case 'h':
 			find_usage(stdout);
 			status = 0;
 			goto out;
 		default:
-			fidx_cli_bad_option("find", c, argv);
+			fidx_cli_bad_option("find", c, argv, find_options, NOPTIONS);
 			goto out;
 		}
 	}
@@ -660,9 +680,13 @@ int cmd_find(int argc, char **argv)
 	fidx_out_begin();
 	uint64_t found = 0;
 	status = 0;
+	struct fidx_progress *progress =
+		fidx_progress_rows_wanted(quiet, true)
+			? fidx_progress_rows_start(&pr->shown, fidx_query_rows(q, false)) : NULL;
 	for (size_t i = 0; i < q->nscans && status == 0; i++)
 		status = find_in_scan(q, q->scans[i], has_pat ? &pat : NULL, tri, ntri, &f, pr, row,
 				      &found);
+	fidx_progress_stop(progress);
 	if (fidx_out_end() < 0)
 		status = 2;
 	if (status == 0 && !found)

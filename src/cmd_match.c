@@ -29,6 +29,7 @@
 #include "hashlist.h"
 #include "json.h"
 #include "output.h"
+#include "progress.h"
 #include "query.h"
 #include "space.h"
 
@@ -55,7 +56,9 @@ static const struct fidx_option match_options[] = {
 	{{"strict", no_argument, NULL, OPT_STRICT}, NULL,
 	 "a malformed line is an error (exit 2)"},
 	{{"quiet", no_argument, NULL, 'q'}, NULL,
-	 "no summary of the lists and counts on stderr"},
+	 "no summary of the lists and counts on stderr, and no\n"
+	 "                       progress line (else drawn after half a second when\n"
+	 "                       stderr is a terminal and stdout is not the same one)"},
 	FIDX_QUERY_OPTIONS,
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
@@ -70,12 +73,12 @@ static const struct fidx_option match_options[] = {
 static void match_usage(FILE *out)
 {
 	fputs("usage: fidx match [OPTIONS] [DB] LIST...\n\n"
-	      "List the regular files of the database (default ./fidx.db) whose digest is\n"
-	      "in one of the hash lists (LIST '-' is standard input), or with --not those\n"
-	      "whose digest is in none.  A list is sha256sum/md5sum/sha1sum/sha512sum\n"
-	      "output (also --tag and escaped names), a hashdeep file, a CSV file whose\n"
-	      "header names its digest columns (NSRL: \"SHA-1\",\"MD5\",...), or one hex\n"
-	      "digest per line.  The length of a digest tells its algorithm unless a\n"
+	      "List the regular files of the database (default $FIDX_DB, else ./fidx.db)\n"
+	      "whose digest is in one of the hash lists (LIST '-' is standard input), or\n"
+	      "with --not those whose digest is in none.  A list is sha256sum/md5sum/\n"
+	      "sha1sum/sha512sum output (also --tag and escaped names), a hashdeep file, a\n"
+	      "CSV file whose header names its digest columns (NSRL: \"SHA-1\",\"MD5\",...),\n"
+	      "or one hex digest per line.  The length of a digest tells its algorithm unless a\n"
 	      "label or a header does.  Malformed lines are reported with their line\n"
 	      "numbers; files without a digest to compare are counted, never listed.\n\n"
 	      "Options:\n", out);
@@ -357,11 +360,12 @@ struct counts {
 
 /*
  * Streams the regular files of the selected scans, compares each by the
- * algorithms in usable and prints the hits (or with invert the misses).
- * Returns 0, or -1 after printing a database error.
+ * algorithms in usable and prints the hits (or with invert the misses); the
+ * rows read are counted in *rows (for the progress line).  Returns 0, or -1
+ * after printing a database error.
  */
 static int compare(struct fidx_query *q, const struct printer *pr, unsigned usable, bool invert,
-		   struct counts *c)
+		   struct counts *c, atomic_uint_least64_t *rows)
 {
 	enum fidx_digest algos[FIDX_NDIGESTS];
 	size_t nalgos = 0;
@@ -384,7 +388,10 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 	if (!s)
 		return -1;
 	int rc;
+	uint64_t nrows = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (++nrows % 1024 == 0)
+			atomic_store_explicit(rows, nrows, memory_order_relaxed);
 		const struct fidx_hashloc *best = NULL;
 		const uint8_t *best_digest = NULL, *first = NULL;
 		enum fidx_digest best_algo = FIDX_MD5, first_algo = FIDX_MD5;
@@ -460,7 +467,7 @@ int cmd_match(int argc, char **argv)
 			match_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("match", ch, argv);
+			fidx_cli_bad_option("match", ch, argv, match_options, NOPTIONS);
 			return 2;
 		}
 	}
@@ -491,17 +498,23 @@ int cmd_match(int argc, char **argv)
 	if (!usable)
 		goto out;
 	fidx_out_begin();
-	int r = compare(q, &pr, usable, invert, &c);
+	atomic_uint_least64_t rows = 0;
+	struct fidx_progress *progress =
+		fidx_progress_rows_wanted(quiet, true)
+			? fidx_progress_rows_start(&rows, fidx_query_rows(q, true)) : NULL;
+	int r = compare(q, &pr, usable, invert, &c, &rows);
+	fidx_progress_stop(progress);
 	if (fidx_out_end() < 0 || r < 0)
 		goto out;
 	if (c.incomparable)
-		fidx_warn("%" PRIu64 " regular files not compared: no %s digest (read errors, or"
-			  " not hashed)", c.incomparable, algo_names(usable, " or ", a));
+		fidx_warn("%" PRIu64 " regular %s not compared: no %s digest (read errors, or"
+			  " not hashed)", c.incomparable, fidx_plural(c.incomparable, "file", "files"),
+			  algo_names(usable, " or ", a));
 	if (!quiet) {
 		print_lists(&l);
-		fprintf(stderr, "fidx: %" PRIu64 " files compared in %zu scan%s: %" PRIu64 " %s\n",
-			c.compared, q->nscans, q->nscans == 1 ? "" : "s", c.listed,
-			invert ? "in no list" : "in the lists");
+		fprintf(stderr, "fidx: %" PRIu64 " %s compared in %zu scan%s: %" PRIu64 " %s\n",
+			c.compared, fidx_plural(c.compared, "file", "files"), q->nscans,
+			q->nscans == 1 ? "" : "s", c.listed, invert ? "in no list" : "in the lists");
 	}
 	status = c.listed ? 0 : 1;
 out:

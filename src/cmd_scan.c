@@ -26,6 +26,7 @@
 #include "blockdev.h"
 #include "cli.h"
 #include "json.h"
+#include "output.h"
 #include "progress.h"
 #include "reuse.h"
 #include "scan.h"
@@ -51,7 +52,8 @@ enum {
 /* The options of `fidx scan`, in the order --help lists them. */
 static const struct fidx_option scan_options[] = {
 	{{"db", required_argument, NULL, 'o'}, "FILE",
-	 "database to add the scan to (default ./fidx.db)"},
+	 "database to add the scan to (default $FIDX_DB, else\n"
+	 "                       ./fidx.db)"},
 	{{"hash", required_argument, NULL, OPT_HASH}, "LIST",
 	 "digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256;\n"
 	 "                       with -i md5,sha256)"},
@@ -115,8 +117,10 @@ static void scan_usage(FILE *out)
 	      "Options:\n", out);
 	fidx_cli_usage(out, scan_options, NOPTIONS);
 	fputs("\nExit status: 0 all entries read, 1 some entries recorded with errors,\n"
-	      "2 usage or fatal error, 130 interrupted (the scan is kept, marked 'interrupted').\n",
-	      out);
+	      "2 usage or fatal error (also a summary that cannot be written: the scan is\n"
+	      "kept), 130 interrupted (the scan is kept, marked 'interrupted'; the summary\n"
+	      "counts the entries left unfinished apart from the errors, and stderr gives\n"
+	      "the 'fidx scan --resume' command that continues it).\n", out);
 }
 
 static atomic_bool interrupted;
@@ -134,7 +138,12 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 {
 	char bytes[32], rate[32];
 	fidx_format_bytes(bytes, sizeof(bytes), r->bytes);
-	fidx_format_bytes(rate, sizeof(rate), r->seconds > 0 ? (uint64_t)(r->bytes / r->seconds) : 0);
+	/* The rate of what was read: a rescan that reused every digest read nothing. */
+	if (r->bytes_hashed == 0)
+		snprintf(rate, sizeof(rate), "nothing read");
+	else
+		fidx_format_bytes(rate, sizeof(rate),
+				  r->seconds > 0 ? (uint64_t)(r->bytes_hashed / r->seconds) : 0);
 	if (nroots == 1) {
 		printf("scan %lld of '%s'", (long long)r->scan_ids[0], fidx_quote(root));
 	} else {
@@ -143,15 +152,22 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%s%lld", i ? ", " : " ", (long long)r->scan_ids[i]);
 		printf(" (%zu roots)", nroots);
 	}
-	printf(" %s: %llu entries, %llu files, %llu dirs, %s, %llu errors",
+	/* Entries the interruption left unfinished are not errors of the tree. */
+	uint64_t errors = r->errors - r->unfinished;
+	printf(" %s: %llu %s, %llu %s, %llu %s, %s, %llu %s",
 	       r->interrupted ? "interrupted" : "complete", (unsigned long long)r->entries,
-	       (unsigned long long)r->files, (unsigned long long)r->dirs, bytes,
-	       (unsigned long long)r->errors);
+	       fidx_plural(r->entries, "entry", "entries"), (unsigned long long)r->files,
+	       fidx_plural(r->files, "file", "files"), (unsigned long long)r->dirs,
+	       fidx_plural(r->dirs, "dir", "dirs"), bytes, (unsigned long long)errors,
+	       fidx_plural(errors, "error", "errors"));
+	if (r->unfinished)
+		printf(", %llu left unfinished", (unsigned long long)r->unfinished);
 	if (digests)
 		printf(", %llu hashed, %llu reused", (unsigned long long)r->hashed,
 		       (unsigned long long)r->reused);
-	printf(" in %.2f s (%.0f entries/s, %s/s) -> '%s'\n", r->seconds,
-	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate, fidx_quote(db));
+	printf(" in %.2f s (%.0f entries/s, %s%s) -> '%s'\n", r->seconds,
+	       r->seconds > 0 ? r->entries / r->seconds : 0.0, rate,
+	       r->bytes_hashed ? "/s read" : "", fidx_quote(db));
 	/* Then each complete scan's seal, for the examiner's notes (fidx verify --seal). */
 	for (size_t i = 0; r->seals && i < r->nscans; i++) {
 		if (!r->seals[i].sealed)
@@ -161,6 +177,62 @@ static void print_summary(const struct fidx_scan_result *r, const char *db, size
 			printf("%02x", r->seals[i].sha256[b]);
 		printf(" (scan %lld)\n", (long long)r->scan_ids[i]);
 	}
+}
+
+/*
+ * After an interruption: says on stderr what was left and the command that
+ * continues the scan, the database (and the roots, when several) quoted
+ * for a shell.
+ */
+static void print_resume_hint(const struct fidx_scan_result *r, const char *db, char **roots,
+			      size_t nroots)
+{
+	char *cmd = NULL, *quoted = fidx_shell_quoted(db);
+	size_t len = 0;
+	FILE *f = quoted ? open_memstream(&cmd, &len) : NULL;
+	if (f) {
+		fprintf(f, "fidx scan --resume --db %s", quoted);
+		for (size_t i = 0; nroots > 1 && i < nroots; i++) {
+			fputc(' ', f);
+			fidx_shell_quote(f, roots[i]);
+		}
+		if (fclose(f) != 0) {
+			free(cmd);
+			cmd = NULL;
+		}
+	}
+	if (r->unfinished)
+		fidx_error("interrupted: %llu %s left unfinished (not read or not hashed), kept"
+			   " as recorded; continue the scan with: %s", (unsigned long long)r->unfinished,
+			   fidx_plural(r->unfinished, "entry", "entries"),
+			   cmd ? cmd : "fidx scan --resume");
+	else
+		fidx_error("interrupted: what was found is recorded; continue the scan with: %s",
+			   cmd ? cmd : "fidx scan --resume");
+	free(cmd);
+	free(quoted);
+}
+
+/*
+ * Flushes the summary.  When it cannot be written (a full disk, a closed
+ * pipe), says so in one line that names what was kept and how to read its
+ * seal again, and returns true.
+ */
+static bool summary_lost(const struct fidx_scan_result *r, const char *db)
+{
+	char ids[128] = "", *note = NULL, *quoted = fidx_shell_quoted(db);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nscans && n < sizeof(ids); i++)
+		n += (size_t)snprintf(ids + n, sizeof(ids) - n, "%s%lld", i ? "," : "",
+				      (long long)r->scan_ids[i]);
+	if (quoted && asprintf(&note, "scan%s %s %s kept; %s: fidx verify --db %s --scan %s",
+			       r->nscans > 1 ? "s" : "", ids, r->nscans > 1 ? "are" : "is",
+			       r->nscans > 1 ? "their seals" : "its seal", quoted, ids) < 0)
+		note = NULL;
+	bool lost = fidx_out_end_note(note ? note : "the scan is kept") < 0;
+	free(note);
+	free(quoted);
+	return lost;
 }
 
 /* Copies the error list gathered during the scan to stdout. */
@@ -263,10 +335,11 @@ static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 
 /*
  * Sets *root to the root of the newest scan in the database at dbpath (what
- * --resume without PATH continues).  Prints one line and returns -1 when
- * there is none or the file is not a fidx database.
+ * --resume without PATH continues; origin follows the path in messages).
+ * Prints one line and returns -1 when there is none or the file is not a
+ * fidx database.
  */
-static int newest_root(const char *dbpath, char **root)
+static int newest_root(const char *dbpath, const char *origin, char **root)
 {
 	uint32_t version;
 	sqlite3 *db = NULL;
@@ -274,14 +347,15 @@ static int newest_root(const char *dbpath, char **root)
 	int kind = fidx_dbfile_probe(dbpath, &version);
 
 	if (kind == FIDX_DBFILE_MISSING || kind == FIDX_DBFILE_EMPTY) {
-		fidx_error("nothing to resume: no database '%s'", fidx_quote(dbpath));
+		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(dbpath), origin);
 		return -1;
 	}
 	if (kind != FIDX_DBFILE_FIDX) {
 		if (kind < 0)
-			fidx_error("cannot open database '%s': %s", fidx_quote(dbpath), strerror(errno));
+			fidx_error("cannot open database '%s'%s: %s", fidx_quote(dbpath), origin,
+				   strerror(errno));
 		else
-			fidx_error("'%s' is not a fidx database", fidx_quote(dbpath));
+			fidx_error("'%s'%s is not a fidx database", fidx_quote(dbpath), origin);
 		return -1;
 	}
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
@@ -291,12 +365,13 @@ static int newest_root(const char *dbpath, char **root)
 		if (rc == SQLITE_ROW) {
 			*root = strndup(sqlite3_column_blob(s, 0), sqlite3_column_bytes(s, 0));
 		} else if (rc == SQLITE_DONE) {
-			fidx_error("nothing to resume: database '%s' holds no scan", fidx_quote(dbpath));
+			fidx_error("nothing to resume: database '%s'%s holds no scan", fidx_quote(dbpath),
+				   origin);
 			goto out;
 		}
 	}
 	if (!*root)
-		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
+		fidx_error("cannot read database '%s'%s: %s", fidx_quote(dbpath), origin,
 			   db ? sqlite3_errmsg(db) : "out of memory");
 out:
 	sqlite3_finalize(s);
@@ -436,7 +511,7 @@ int cmd_scan(int argc, char **argv)
 	struct option longopts[NOPTIONS + 1];
 	fidx_cli_longopts(scan_options, NOPTIONS, longopts);
 
-	const char *db = "fidx.db", *hash = "sha256";
+	const char *db = NULL, *hash = "sha256";
 	unsigned jobs = fidx_usable_cpus(), digests = 0;
 	bool xdev = false, follow = false, no_stat = false, quiet = false, force_progress = false;
 	bool hash_given = false, drop_cache = false, rehash = false, resume = false;
@@ -492,13 +567,15 @@ int cmd_scan(int argc, char **argv)
 		case 'h': scan_usage(stdout); status = 0; goto out;
 		case OPT_VERSION: print_version(); status = 0; goto out;
 		default:
-			fidx_cli_bad_option("scan", c, argv);
+			fidx_cli_bad_option("scan", c, argv, scan_options, NOPTIONS);
 			goto out;
 		}
 	}
 	/* The interactive flow is GDBack's point-and-go: MD5 too, for its `data` view. */
 	if (interactive && !hash_given)
 		hash = "md5,sha256";
+	db = fidx_cli_db(db);
+	const char *origin = fidx_cli_db_origin(db);
 	if (no_stat) {
 		if (hash_given && strcmp(hash, "none") != 0) {
 			fidx_error("--no-stat records no digests: drop --hash '%s' or --no-stat",
@@ -547,7 +624,7 @@ int cmd_scan(int argc, char **argv)
 		jobs = fit;
 	}
 	/* --resume without PATH continues the newest scan: its root is the PATH. */
-	if (resume && optind == argc && newest_root(db, &resume_root) < 0)
+	if (resume && optind == argc && newest_root(db, origin, &resume_root) < 0)
 		goto out;
 	/* Check every root before the database is created or touched. */
 	size_t given = interactive || resume_root ? 1 : (size_t)(argc - optind);
@@ -608,12 +685,12 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	if (resume && !resume_root && access(db, F_OK) != 0) {
-		fidx_error("nothing to resume: no database '%s'", fidx_quote(db));
+		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(db), origin);
 		goto out;
 	}
 	struct fidx_store_opts sopts = {0};
 	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s%s", errmsg, origin);
 		goto out;
 	}
 	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)
@@ -628,13 +705,19 @@ int cmd_scan(int argc, char **argv)
 	/* Whoever watches should know what is not read again, and why. */
 	for (size_t r = 0; show_progress && r < nroots; r++)
 		if (plan.resume_ids[r])
-			fprintf(stderr, "fidx: resuming scan %lld of '%s': %zu entries recorded before"
-				" are kept\n", (long long)plan.resume_ids[r], fidx_quote(roots[r]),
-				fidx_pathset_count(plan.resumed_paths[r]));
+			fprintf(stderr, "fidx: resuming scan %lld of '%s': %zu %s recorded before"
+				" %s kept\n", (long long)plan.resume_ids[r], fidx_quote(roots[r]),
+				fidx_pathset_count(plan.resumed_paths[r]),
+				fidx_plural(fidx_pathset_count(plan.resumed_paths[r]), "entry",
+					    "entries"),
+				fidx_plural(fidx_pathset_count(plan.resumed_paths[r]), "is", "are"));
 	if (show_progress && plan.reuse && fidx_reuse_count(plan.reuse))
-		fprintf(stderr, "fidx: %zu files of the previous scan are not read again if their"
+		fprintf(stderr, "fidx: %zu %s of the previous scan %s not read again if %s"
 			" device, inode, size, mtime and ctime are unchanged (--rehash reads all)\n",
-			fidx_reuse_count(plan.reuse));
+			fidx_reuse_count(plan.reuse),
+			fidx_plural(fidx_reuse_count(plan.reuse), "file", "files"),
+			fidx_plural(fidx_reuse_count(plan.reuse), "is", "are"),
+			fidx_plural(fidx_reuse_count(plan.reuse), "its", "their"));
 	const char *const *shape_excludes = (const char *const *)excludes;
 	if (resume) { /* the continued scan's own options */
 		digests = plan.row.digests;
@@ -674,9 +757,12 @@ int cmd_scan(int argc, char **argv)
 			  " scan into the database builds its indexes", result.index_error);
 	if (error_list)
 		print_errors(error_list);
+	if (result.interrupted)
+		print_resume_hint(&result, db, roots, nroots);
 	status = result.interrupted ? 130 : result.errors ? 1 : 0;
+	if (summary_lost(&result, db))
+		status = 2;
 out:
-	fflush(stdout);
 	if (st)
 		fidx_store_close(st);
 	if (error_list)

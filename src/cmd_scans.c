@@ -20,7 +20,11 @@
 #include "sysinfo.h"
 
 static const struct fidx_option scans_options[] = {
-	FIDX_QUERY_OPTIONS,
+	FIDX_DB_OPTION,
+	{{"scan", required_argument, NULL, FIDX_OPT_SCAN}, "ID",
+	 "the scans to list, e.g. 3 or 3,5 (default: every scan,\n"
+	 "                       whatever its status)"},
+	FIDX_OUTPUT_OPTIONS,
 	{{"help", no_argument, NULL, 'h'}, NULL, "show this help"},
 };
 #define NOPTIONS (sizeof(scans_options) / sizeof(scans_options[0]))
@@ -29,10 +33,10 @@ static const struct fidx_option scans_options[] = {
 static void scans_usage(FILE *out)
 {
 	fputs("usage: fidx scans [OPTIONS] [DB]\n\n"
-	      "List the scans in the database (default ./fidx.db), oldest first: id,\n"
-	      "status, start (UTC), duration, entries, bytes of regular files, entries\n"
-	      "recorded with an error, host and root.  A scan still running shows '-'\n"
-	      "for what it has not finished; one recorded as running whose process is\n"
+	      "List the scans in the database (default $FIDX_DB, else ./fidx.db), oldest\n"
+	      "first: id, status, start (UTC), duration, entries, bytes of regular files,\n"
+	      "entries recorded with an error, host and root.  A scan still running shows\n"
+	      "'-' for what it has not finished; one recorded as running whose process is\n"
 	      "gone from this host (killed, or the machine stopped) shows 'dead' ('fidx\n"
 	      "scan --resume' continues it; --json keeps \"running\" and adds \"alive\").\n"
 	      "The duration leaves out the time between the runs of a resumed scan.\n"
@@ -203,7 +207,7 @@ int cmd_scans(int argc, char **argv)
 			scans_usage(stdout);
 			return 0;
 		}
-		fidx_cli_bad_option("scans", c, argv);
+		fidx_cli_bad_option("scans", c, argv, scans_options, NOPTIONS);
 		return 2;
 	}
 	if (optind < argc && !qa.db)

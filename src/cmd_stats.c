@@ -584,7 +584,7 @@ int cmd_stats(int argc, char **argv)
 			stats_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("stats", c, argv);
+			fidx_cli_bad_option("stats", c, argv, stats_options, NOPTIONS);
 			return 2;
 		}
 	}

@@ -125,9 +125,14 @@ static void print_finding(void *arg, const struct fidx_seal_finding *f)
 		break;
 	default:
 		/* The path byte for byte, last on the line. */
-		printf("row %" PRId64 " %s: '", f->file_id, kinds[f->change]);
-		fputs(f->path ? f->path : "", stdout);
-		putc_unlocked('\'', stdout);
+		printf("row %" PRId64 " %s: ", f->file_id, kinds[f->change]);
+		if (f->path && fidx_out_quotes(stdout, f->path)) {
+			fidx_shell_quote(stdout, f->path); /* its own quotes */
+		} else {
+			putc_unlocked('\'', stdout);
+			fputs(f->path ? f->path : "", stdout);
+			putc_unlocked('\'', stdout);
+		}
 	}
 	end_line(v);
 }
@@ -194,18 +199,19 @@ static bool verdict(const struct verify *v, const struct fidx_seal_result *r,
 	if (!r->sealed) {
 		printf("no seal (%s); computed now: ", unsealed_reason(r));
 		print_seal(r->computed, FIDX_SEAL_LEN);
-		printf(" (%" PRIu64 " rows)", r->rows);
+		printf(" (%" PRIu64 " %s)", r->rows, fidx_plural(r->rows, "row", "rows"));
 	} else if (matches) {
 		fputs("seal ", stdout);
 		print_seal(r->computed, FIDX_SEAL_LEN);
-		printf(" intact (%" PRIu64 " rows)", r->rows);
+		printf(" intact (%" PRIu64 " %s)", r->rows, fidx_plural(r->rows, "row", "rows"));
 	} else {
 		fputs("seal MISMATCH: recorded ", stdout);
 		print_seal(r->recorded, r->recorded_len);
 		fputs(", computed ", stdout);
 		print_seal(r->computed, FIDX_SEAL_LEN);
-		printf(" (%" PRIu64 " rows: %" PRIu64 " altered, %" PRIu64 " added, %" PRIu64
-		       " removed)", r->rows, r->altered, r->added, r->removed);
+		printf(" (%" PRIu64 " %s: %" PRIu64 " altered, %" PRIu64 " added, %" PRIu64
+		       " removed)", r->rows, fidx_plural(r->rows, "row", "rows"), r->altered, r->added,
+		       r->removed);
 		if (!r->altered && !r->added && !r->removed && !r->fields) {
 			end_line(v);
 			printf("scan %" PRId64 ": every row is as sealed: the recorded seal, a"
@@ -362,7 +368,7 @@ int cmd_verify(int argc, char **argv)
 			verify_usage(stdout);
 			return 0;
 		default:
-			fidx_cli_bad_option("verify", c, argv);
+			fidx_cli_bad_option("verify", c, argv, verify_options, NOPTIONS);
 			return 2;
 		}
 	}

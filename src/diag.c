@@ -4,17 +4,29 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "utf8.h"
 
-/* Formats prefix + message + newline into one buffer and writes it at once. */
+static atomic_bool progress_shown; /* a progress line is on stderr */
+
+void fidx_diag_progress_line(bool shown)
+{
+	atomic_store(&progress_shown, shown);
+}
+
+/*
+ * Formats prefix + message + newline into one buffer and writes it at once,
+ * after erasing the progress line when one is shown.
+ */
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[8192];
-	int n = snprintf(buf, sizeof(buf), "fidx: %s", prefix);
+	int n = snprintf(buf, sizeof(buf), "%sfidx: %s",
+			 atomic_load(&progress_shown) ? "\r\033[K" : "", prefix);
 	int m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
 	size_t len = n + (m < 0 ? 0 : (size_t)m < sizeof(buf) - n - 1 ? (size_t)m
 							      : sizeof(buf) - n - 2);
@@ -48,7 +60,7 @@ const char *fidx_quote(const char *s)
 		size_t n = fidx_utf8_seq_len(p);
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
 			buf[o++] = *p++;
-		} else if (n > 1) {
+		} else if (n > 1 && !(p[0] == 0xc2 && p[1] < 0xa0)) { /* not a C1 control */
 			memcpy(buf + o, p, n);
 			o += n;
 			p += n;

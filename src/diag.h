@@ -9,6 +9,8 @@
 #ifndef FIDX_DIAG_H
 #define FIDX_DIAG_H
 
+#include <stdbool.h>
+
 /* Prints "fidx: <message>\n" on stderr as one write, so lines never interleave. */
 __attribute__((format(printf, 1, 2)))
 void fidx_error(const char *fmt, ...);
@@ -18,9 +20,23 @@ __attribute__((format(printf, 1, 2)))
 void fidx_warn(const char *fmt, ...);
 
 /*
+ * Tells the message writer whether a progress line is on stderr (progress.c):
+ * while one is, each message erases it first, so that no message starts in
+ * the middle of the line (the line is drawn again below at the next redraw).
+ */
+void fidx_diag_progress_line(bool shown);
+
+/* Returns one when n is 1, else many, for counts in text: "1 file", "2 files". */
+static inline const char *fidx_plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
  * Quotes bytes for a message: returns a static per-thread string of at most
- * ~4 KiB in which control characters and invalid UTF-8 are escaped (\n, \x80),
- * so a hostile name cannot break the one-line rule.
+ * ~4 KiB in which control characters (C0, DEL, and C1 in UTF-8) and invalid
+ * UTF-8 are escaped (\n, \x1b, \xc2\x9b, \x80), so a hostile name can
+ * neither break the one-line rule nor drive a terminal.
  */
 const char *fidx_quote(const char *s);
 

@@ -918,13 +918,13 @@ static void print_text(FILE *out, const struct fidx_diff_entry *e, const struct 
 	int end = nul ? '\0' : '\n';
 	fprintf(out, "%-7s %s ", kind_names[e->kind], fidx_diff_summary(e, summary));
 	if (e->old_path) {
-		fputs(e->old_path, out);
+		fidx_out_name(out, e->old_path);
 		if (nul)
 			putc('\0', out);
 		else
 			fputs(" -> ", out);
 	}
-	fputs(e->path, out);
+	fidx_out_name(out, e->path);
 	putc(end, out);
 	if (!a || !b)
 		return;

@@ -177,3 +177,8 @@ int export_need_digest(const struct export_ctx *ctx, int d, const char *format)
 	}
 	return 0;
 }
+
+char *export_tty_name(FILE *out, const char *s)
+{
+	return fidx_out_quotes(out, s) ? fidx_shell_quoted(s) : NULL;
+}

@@ -143,6 +143,14 @@ void export_put_time_ns(FILE *out, struct fidx_time t);
 /* Reads time column c (EC_ATIME .. EC_BTIME) of s into *t.  Returns false when NULL. */
 bool export_time(sqlite3_stmt *s, int c, struct fidx_time *t);
 
+/*
+ * On a terminal, a name that could drive it (fidx_out_quotes(), output.h)
+ * is shown as fidx_shell_quote() quotes it, and the writer encodes that form
+ * as it encodes a name: returns it, malloc'ed, or NULL when s is written as
+ * it is (into a file or a pipe, always).
+ */
+char *export_tty_name(FILE *out, const char *s);
+
 /* Returns whether column c of s is NULL. */
 static inline bool export_null(sqlite3_stmt *s, int c)
 {

@@ -27,13 +27,15 @@
 #include "export.h"
 #include "when.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Writes s with '%', '|' and control bytes as %XX. */
 static void put_field(FILE *out, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; ) {
+	char *shown = export_tty_name(out, s);
+	for (const unsigned char *p = (const unsigned char *)(shown ? shown : s); *p; ) {
 		const unsigned char *start = p;
 		while (*p >= 0x20 && *p != 0x7f && *p != '%' && *p != '|')
 			p++;
@@ -44,6 +46,7 @@ static void put_field(FILE *out, const char *s)
 		export_put(out, esc, 3);
 		p++;
 	}
+	free(shown);
 }
 
 /* TSK's letter for a type column value ('-' when unknown). */

@@ -42,6 +42,7 @@
 #include "export.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -116,6 +117,9 @@ static void put_xml_percent(FILE *out, const char *s)
 /* Writes <tag>s</tag>, percent-encoded and marked when XML cannot carry s. */
 static void put_element(FILE *out, const char *indent, const char *tag, const char *s)
 {
+	char *shown = export_tty_name(out, s);
+	if (shown)
+		s = shown;
 	bool clean = xml_clean(s);
 	export_puts(out, indent);
 	putc_unlocked('<', out);
@@ -128,6 +132,7 @@ static void put_element(FILE *out, const char *indent, const char *tag, const ch
 	export_puts(out, "</");
 	export_puts(out, tag);
 	export_puts(out, ">\n");
+	free(shown);
 }
 
 int export_dfxml_begin(struct export_ctx *ctx)

@@ -59,12 +59,15 @@ void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
 		ctx->no_digest++;
 		return;
 	}
-	bool escape = strcspn(path, "\\\n\r") != len;
+	bool shown = fidx_out_quotes(out, path); /* on a terminal: quoted instead */
+	bool escape = !shown && strcspn(path, "\\\n\r") != len;
 	if (escape)
 		putc_unlocked('\\', out);
 	fidx_out_hex(out, digest, dlen);
 	export_put(out, "  ", 2);
-	if (!escape) {
+	if (shown) {
+		fidx_shell_quote(out, path);
+	} else if (!escape) {
 		export_put(out, path, len);
 	} else {
 		for (const char *p = path; *p; p++) {
@@ -82,8 +85,12 @@ void export_sums_row(struct export_ctx *ctx, sqlite3_stmt *s)
 void export_sums_end(struct export_ctx *ctx)
 {
 	if (ctx->no_digest)
-		fidx_warn("%llu regular files left out: they have no digest (they could not be"
-			  " read; their error column says why)", (unsigned long long)ctx->no_digest);
+		fidx_warn("%llu regular %s left out: %s no digest (%s could not be read; %s error"
+			  " column says why)", (unsigned long long)ctx->no_digest,
+			  fidx_plural(ctx->no_digest, "file", "files"),
+			  fidx_plural(ctx->no_digest, "it has", "they have"),
+			  fidx_plural(ctx->no_digest, "it", "they"),
+			  fidx_plural(ctx->no_digest, "its", "their"));
 }
 
 /* hashdeep's digests, in the order of its columns. */
@@ -153,7 +160,10 @@ void export_hashdeep_row(struct export_ctx *ctx, sqlite3_stmt *s)
 			fidx_out_hex(out, digest[i], fidx_digest_len(hashdeep_digests[i]));
 		}
 	putc_unlocked(',', out);
-	export_put(out, path, len);
+	if (fidx_out_quotes(out, path))
+		fidx_shell_quote(out, path); /* on a terminal */
+	else
+		export_put(out, path, len);
 	putc_unlocked('\n', out);
 }
 
@@ -161,7 +171,9 @@ void export_hashdeep_end(struct export_ctx *ctx)
 {
 	export_sums_end(ctx);
 	if (ctx->bad_name)
-		fidx_warn("%llu regular files left out: their names hold a newline or end in a"
-			  " carriage return, which hashdeep's format cannot carry",
-			  (unsigned long long)ctx->bad_name);
+		fidx_warn("%llu regular %s left out: %s a newline or %s in a carriage return,"
+			  " which hashdeep's format cannot carry", (unsigned long long)ctx->bad_name,
+			  fidx_plural(ctx->bad_name, "file", "files"),
+			  fidx_plural(ctx->bad_name, "its name holds", "their names hold"),
+			  fidx_plural(ctx->bad_name, "ends", "end"));
 }

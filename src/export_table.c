@@ -26,6 +26,7 @@
  */
 #include "export.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -56,8 +57,14 @@ static void csv_text(struct export_ctx *ctx, sqlite3_stmt *s, int c)
 		return;
 	const char *t = export_text(s, c);
 	size_t len = (size_t)sqlite3_column_bytes(s, c);
+	char *shown = export_tty_name(ctx->out, t);
+	if (shown) {
+		t = shown;
+		len = strlen(shown);
+	}
 	if (!ctx->excel_safe && strcspn(t, ",\"\r\n") == len) {
 		export_put(ctx->out, t, len);
+		free(shown);
 		return;
 	}
 	putc_unlocked('"', ctx->out);
@@ -72,6 +79,7 @@ static void csv_text(struct export_ctx *ctx, sqlite3_stmt *s, int c)
 	}
 	export_put(ctx->out, t, len);
 	putc_unlocked('"', ctx->out);
+	free(shown);
 }
 
 /* Writes ",<integer>" (signed or unsigned), or "," for NULL. */

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "diag.h"
+
 /* ---------------------------------------------------------------- the set */
 
 /*
@@ -297,8 +299,9 @@ static int put_unlabelled(struct fidx_hashlist_parser *p, const char *s, size_t 
 	int algo = p->algo;
 	if (algo >= 0) {
 		if (nhex != 2 * fidx_digest_len(algo))
-			return malformed(p, "%zu hex digits: not a %s digest (%zu)", nhex,
-					 fidx_digest_name(algo), 2 * fidx_digest_len(algo));
+			return malformed(p, "%zu hex %s: not a %s digest (%zu)", nhex,
+					 fidx_plural(nhex, "digit", "digits"), fidx_digest_name(algo),
+					 2 * fidx_digest_len(algo));
 	} else {
 		switch (nhex) {
 		case 32: algo = FIDX_MD5; break;
@@ -306,8 +309,9 @@ static int put_unlabelled(struct fidx_hashlist_parser *p, const char *s, size_t 
 		case 64: algo = FIDX_SHA256; break;
 		case 128: algo = FIDX_SHA512; break;
 		default:
-			return malformed(p, "%zu hex digits: no digest has that length"
-					 " (32 md5, 40 sha1, 64 sha256, 128 sha512)", nhex);
+			return malformed(p, "%zu hex %s: no digest has that length"
+					 " (32 md5, 40 sha1, 64 sha256, 128 sha512)", nhex,
+					 fidx_plural(nhex, "digit", "digits"));
 		}
 	}
 	put(e, algo, s);
@@ -353,8 +357,8 @@ static int parse_tag_line(struct fidx_hashlist_parser *p, const char *s, size_t 
 	if (algo < 0)
 		return malformed(p, "unknown algorithm '%.*s'", (int)i, s);
 	if (n - k != 2 * fidx_digest_len(algo))
-		return malformed(p, "%.*s digest of %zu hex digits (expected %zu)", (int)i, s, n - k,
-				 2 * fidx_digest_len(algo));
+		return malformed(p, "%.*s digest of %zu hex %s (expected %zu)", (int)i, s, n - k,
+				 fidx_plural(n - k, "digit", "digits"), 2 * fidx_digest_len(algo));
 	put(e, algo, s + k);
 	return 1;
 }
@@ -527,7 +531,8 @@ static int parse_csv_row(struct fidx_hashlist_parser *p, const char *s, size_t n
 		return -1;
 	/* A wrong field count says more than a wrong value it causes. */
 	if (field != p->nfields)
-		return malformed(p, "%zu fields, the header has %zu", field, p->nfields);
+		return malformed(p, "%zu %s, the header has %zu", field,
+				 fidx_plural(field, "field", "fields"), p->nfields);
 	if (bad) {
 		memcpy(p->why, why, sizeof(why));
 		return -1;
@@ -603,7 +608,8 @@ static int parse_hashdeep(struct fidx_hashlist_parser *p, const char *s, size_t 
 		start = i + 1;
 	}
 	if (field + 1 < p->nfields)
-		return malformed(p, "%zu fields, the column line has %zu", field + 1, p->nfields);
+		return malformed(p, "%zu %s, the column line has %zu", field + 1,
+				 fidx_plural(field + 1, "field", "fields"), p->nfields);
 	return 1;
 }
 

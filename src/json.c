@@ -25,7 +25,11 @@ void fidx_json_string(FILE *out, const char *s)
 			fprintf(out, "\\u%04x", *p++);
 		} else if (*p < 0x80) {
 			putc_unlocked(*p++, out);
-		} else if ((n = fidx_utf8_seq_len(p)) > 1) {
+		} else if ((n = fidx_utf8_seq_len(p)) == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+			/* a C1 control, which a terminal may obey: the same character, escaped */
+			fprintf(out, "\\u%04x", p[1]);
+			p += 2;
+		} else if (n > 1) {
 			fwrite_unlocked(p, 1, n, out);
 			p += n;
 		} else {

@@ -9,8 +9,10 @@
 
 /*
  * Writes s as a quoted JSON string.  Valid UTF-8 is kept; control characters
- * are escaped; a byte that is not part of valid UTF-8 is written as \u00XX
- * (its Latin-1 reading), since JSON cannot carry raw bytes.
+ * (C0, DEL and the C1 controls U+0080..U+009F) are escaped (\u001b), so no
+ * byte of the output can drive a terminal; a byte that is not part of valid
+ * UTF-8 is written as \u00XX (its Latin-1 reading), since JSON cannot carry
+ * raw bytes.
  */
 void fidx_json_string(FILE *out, const char *s);
 

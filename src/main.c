@@ -40,24 +40,31 @@
 
 #include "commands.h"
 #include "diag.h"
+#include "diff.h"
+#include "output.h"
 
 static const struct command {
 	const char *name;                  /* as typed */
 	int (*run)(int argc, char **argv); /* returns the exit status */
 	const char *summary;               /* one line for --help */
+	int write_failed;                  /* the exit status when stdout cannot be written */
 } commands[] = {
-	{"scan", cmd_scan, "record a folder or disk into the database"},
-	{"scans", cmd_scans, "list the scans a database holds"},
-	{"find", cmd_find, "entries by path substring, glob or regex, with filters"},
-	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first"},
-	{"du", cmd_du, "disk usage per directory (apparent and allocated)"},
-	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest"},
-	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists"},
-	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml"},
-	{"diff", cmd_diff, "what was added, removed, changed and moved between two scans"},
-	{"check", cmd_check, "the live tree against its newest complete scan, as diff reports"},
-	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed"},
+	{"scan", cmd_scan, "record a folder or disk into the database", 2},
+	{"scans", cmd_scans, "list the scans a database holds", 2},
+	{"find", cmd_find, "entries by path substring, glob or regex, with filters", 2},
+	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first", 2},
+	{"du", cmd_du, "disk usage per directory (apparent and allocated)", 2},
+	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest", 2},
+	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists", 2},
+	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml",
+	 2},
+	{"diff", cmd_diff, "what was added, removed, changed and moved between two scans",
+	 FIDX_DIFF_EXIT_WRITE},
+	{"check", cmd_check, "the live tree against its newest complete scan, as diff reports",
+	 FIDX_DIFF_EXIT_WRITE},
+	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed", 2},
 };
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 void print_version(void)
 {
@@ -75,16 +82,100 @@ static void usage(FILE *out)
 	      "       fidx              (on a terminal: choose a filesystem to scan, as scan -i)\n\n"
 	      "A fast, complete inventory of a disk or folder in SQLite.\n\n"
 	      "Commands:\n", out);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s%s\n", commands[i].name, commands[i].summary);
-	fputs("\n'fidx COMMAND --help' describes a command; --version shows versions.\n", out);
+	fprintf(out, "  %-10s%s\n", "help",
+		"this list; 'fidx help COMMAND' is 'fidx COMMAND --help'");
+	fputs("\n'fidx COMMAND --help' describes a command; --version shows versions.\n"
+	      "FIDX_DB names the database when the command line does not (default ./fidx.db).\n",
+	      out);
 }
 
-int main(int argc, char **argv)
+/*
+ * The edit distance between a and b (optimal string alignment: insertions,
+ * deletions, substitutions and swaps of neighbours cost 1), at most 99.
+ */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t d[32][32];
+	if (la >= 32 || lb >= 32)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/*
+ * Refuses word, which names no command, in one line: with the closest
+ * commands (at most two edits away, as git's "did you mean"), else a
+ * pointer to the list.  Returns 2, the exit status of a usage error.
+ */
+static int unknown_command(const char *word)
+{
+	size_t best = 3, dist[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		dist[i] = edit_distance(word, commands[i].name);
+		if (dist[i] < best)
+			best = dist[i];
+	}
+	if (word[0] == '-') {
+		fidx_error("unknown option '%s' (see 'fidx --help')", fidx_quote(word));
+		return 2;
+	}
+	if (best > 2 || best >= strlen(word)) {
+		fidx_error("unknown command '%s' (see 'fidx --help')", fidx_quote(word));
+		return 2;
+	}
+	char names[256];
+	size_t n = 0, shown = 0, count = 0;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		count += dist[i] == best;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (dist[i] != best)
+			continue;
+		shown++;
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s'%s'",
+				      shown == 1 ? "" : shown == count ? " or " : ", ", commands[i].name);
+	}
+	fidx_error("unknown command '%s'; did you mean %s?", fidx_quote(word), names);
+	return 2;
+}
+
+/* Returns the command called name, or NULL. */
+static const struct command *command_named(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/*
+ * Runs the command line; returns the exit status, before the check of
+ * stdout that main() makes.  *cmd is set to the command run, if any.
+ */
+static int run(int argc, char **argv, const struct command **cmd)
 {
 	if (argc < 2) {
 		if (isatty(STDIN_FILENO)) {
 			char *interactive[] = {"scan", "-i", NULL};
+			*cmd = command_named("scan");
 			return cmd_scan(2, interactive);
 		}
 		usage(stderr);
@@ -98,10 +189,31 @@ int main(int argc, char **argv)
 		print_version();
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
-	fidx_error("unknown command '%s'", fidx_quote(argv[1]));
-	usage(stderr);
-	return 2;
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc > 3) {
+			fidx_error("unexpected argument '%s' (see 'fidx --help')", fidx_quote(argv[3]));
+			return 2;
+		}
+		if (argc == 2 || strcmp(argv[2], "help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (!(*cmd = command_named(argv[2])))
+			return unknown_command(argv[2]);
+		char *help[] = {argv[2], "--help", NULL};
+		return (*cmd)->run(2, help);
+	}
+	if (!(*cmd = command_named(argv[1])))
+		return unknown_command(argv[1]);
+	return (*cmd)->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd = NULL;
+	int status = run(argc, argv, &cmd);
+	/* Output that could not be written is an error, --help and --version too. */
+	if (fidx_out_end() < 0)
+		status = cmd ? cmd->write_failed : 2;
+	return status;
 }

@@ -4,9 +4,14 @@
 #include "output.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <wctype.h>
 
 #include "diag.h"
+#include "utf8.h"
 
 void fidx_out_begin(void)
 {
@@ -15,13 +20,136 @@ void fidx_out_begin(void)
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }
 
-int fidx_out_end(void)
+bool fidx_out_tty(void)
 {
+	static int tty = -1;
+	if (tty < 0)
+		tty = isatty(STDOUT_FILENO);
+	return tty;
+}
+
+bool fidx_name_unsafe(const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p;) {
+		size_t n = fidx_utf8_seq_len(p);
+		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f)) || (p[0] == 0xc2 && p[1] < 0xa0))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The C.UTF-8 locale, for iswprint_l(); (locale_t)0 when the system has none. */
+static locale_t utf8_locale(void)
+{
+	static bool tried;
+	static locale_t loc;
+	if (!tried) {
+		loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+		tried = true;
+	}
+	return loc;
+}
+
+/*
+ * Whether the n bytes at p (n from fidx_utf8_seq_len(), 0 for a byte that
+ * is not UTF-8) are a character shown as it is inside quotes.
+ */
+static bool printable(const unsigned char *p, size_t n)
+{
+	if (n <= 1)
+		return n == 1 && *p >= 0x20 && *p != 0x7f;
+	if (p[0] == 0xc2 && p[1] < 0xa0)
+		return false; /* C1 */
+	locale_t loc = utf8_locale();
+	if (loc == (locale_t)0)
+		return true;
+	wint_t c = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++)
+		c = (c << 6) | (p[i] & 0x3f);
+	return iswprint_l(c, loc);
+}
+
+void fidx_shell_quote(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool quote = false, last_printable = true;
+
+	for (const unsigned char *q = p; *q;) {
+		size_t n = fidx_utf8_seq_len(q);
+		quote |= *q == '\'';
+		last_printable = printable(q, n);
+		q += n ? n : 1;
+	}
+	/*
+	 * Inside $'...'.  ls quotes a name holding a quote twice, and the second
+	 * pass starts in the state where the first ended: after an unprintable
+	 * last character, a printable first one is preceded by '' ('''a...),
+	 * which a shell reads as nothing.  That is kept, so the form is ls's;
+	 * an unprintable first one still opens $'...' (ls would not: its form
+	 * then reads back as other bytes).
+	 */
+	bool dollar = quote && !last_printable;
+
+	putc_unlocked('\'', out);
+	while (*p) {
+		size_t n = fidx_utf8_seq_len(p);
+		if (*p == '\'') {
+			fputs_unlocked("'\\''", out); /* close, a quoted quote, open */
+			dollar = false;
+			p++;
+		} else if (printable(p, n)) {
+			if (dollar)
+				fputs_unlocked("''", out); /* close $'...', open '...' */
+			dollar = false;
+			fwrite_unlocked(p, 1, n, out);
+			p += n;
+		} else {
+			if (!dollar || p == (const unsigned char *)s)
+				fputs_unlocked("'$'", out);
+			dollar = true;
+			for (size_t i = 0; i < (n ? n : 1); i++, p++) {
+				if (*p >= '\a' && *p <= '\r')
+					fprintf(out, "\\%c", "abtnvfr"[*p - '\a']);
+				else
+					fprintf(out, "\\%03o", *p);
+			}
+		}
+	}
+	putc_unlocked('\'', out);
+}
+
+char *fidx_shell_quoted(const char *s)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fidx_shell_quote(f, s);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int fidx_out_end_note(const char *note)
+{
+	static bool reported; /* the failure was told already: once is enough */
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return 0;
-	fidx_error("cannot write output: %s", errno ? strerror(errno) : "write error");
+	if (!reported)
+		fidx_error("cannot write output: %s%s%s%s", errno ? strerror(errno) : "write error",
+			   note ? " (" : "", note ? note : "", note ? ")" : "");
+	reported = true;
 	return -1;
+}
+
+int fidx_out_end(void)
+{
+	return fidx_out_end_note(NULL);
 }
 
 void fidx_out_hex(FILE *out, const unsigned char *p, size_t len)

@@ -33,36 +33,38 @@ int fidx_query_db_arg(const char *arg, struct fidx_query_args *a)
  * Checks the file before SQLite opens it.  Returns 0, or -1 after printing
  * why it cannot be read as a fidx database.
  */
-static int check_file(const char *path)
+static int check_file(const char *path, const char *origin)
 {
 	uint32_t version = 0;
 	switch (fidx_dbfile_probe(path, &version)) {
 	case FIDX_DBFILE_FIDX:
 		if (version <= FIDX_SCHEMA_VERSION)
 			return 0;
-		fidx_error("database '%s' has schema version %" PRIu32 "; this fidx knows %d",
-			   fidx_quote(path), version, FIDX_SCHEMA_VERSION);
+		fidx_error("database '%s'%s has schema version %" PRIu32 "; this fidx knows %d",
+			   fidx_quote(path), origin, version, FIDX_SCHEMA_VERSION);
 		return -1;
 	case FIDX_DBFILE_MISSING:
-		fidx_error("database '%s' does not exist (create it with 'fidx scan', or "
-			   "give one with --db)", fidx_quote(path));
+		fidx_error("database '%s'%s does not exist (create it with 'fidx scan', or "
+			   "give one with --db)", fidx_quote(path), origin);
 		return -1;
 	case FIDX_DBFILE_EMPTY:
-		fidx_error("database '%s' is empty: it holds no scan", fidx_quote(path));
+		fidx_error("database '%s'%s is empty: it holds no scan", fidx_quote(path), origin);
 		return -1;
 	case FIDX_DBFILE_SQLITE:
 	case FIDX_DBFILE_OTHER:
-		fidx_error("'%s' is not a fidx database", fidx_quote(path));
+		fidx_error("'%s'%s is not a fidx database", fidx_quote(path), origin);
 		return -1;
 	default:
-		fidx_error("cannot open database '%s': %s", fidx_quote(path), strerror(errno));
+		fidx_error("cannot open database '%s'%s: %s", fidx_quote(path), origin,
+			   strerror(errno));
 		return -1;
 	}
 }
 
 int fidx_query_fail(const struct fidx_query *q)
 {
-	fidx_error("cannot read database '%s': %s", fidx_quote(q->path), sqlite3_errmsg(q->db));
+	fidx_error("cannot read database '%s'%s: %s", fidx_quote(q->path), q->origin,
+		   sqlite3_errmsg(q->db));
 	return 2;
 }
 
@@ -107,10 +109,11 @@ static int connect_read(struct fidx_query *q, bool immutable)
 	free(uri);
 	if (rc != SQLITE_OK) {
 		if (q->db)
-			fidx_error("cannot open database '%s': %s", fidx_quote(q->path),
+			fidx_error("cannot open database '%s'%s: %s", fidx_quote(q->path), q->origin,
 				   sqlite3_errmsg(q->db));
 		else
-			fidx_error("cannot open database '%s': out of memory", fidx_quote(q->path));
+			fidx_error("cannot open database '%s'%s: out of memory", fidx_quote(q->path),
+				   q->origin);
 		return -1;
 	}
 	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
@@ -184,12 +187,12 @@ static int check_version(struct fidx_query *q)
 	long long app = sqlite3_column_int64(s, 0), version = sqlite3_column_int64(s, 1);
 	sqlite3_finalize(s);
 	if (app != FIDX_APPLICATION_ID) {
-		fidx_error("'%s' is not a fidx database", fidx_quote(q->path));
+		fidx_error("'%s'%s is not a fidx database", fidx_quote(q->path), q->origin);
 		return -1;
 	}
 	if (version < 1 || version > FIDX_SCHEMA_VERSION) {
-		fidx_error("database '%s' has schema version %lld; this fidx knows %d",
-			   fidx_quote(q->path), version, FIDX_SCHEMA_VERSION);
+		fidx_error("database '%s'%s has schema version %lld; this fidx knows %d",
+			   fidx_quote(q->path), q->origin, version, FIDX_SCHEMA_VERSION);
 		return -1;
 	}
 	q->version = (int)version;
@@ -520,16 +523,17 @@ bool fidx_query_path_shown(const struct fidx_query *q, int64_t scan, const char 
 
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 {
-	const char *path = a->db ? a->db : "fidx.db";
+	const char *path = fidx_cli_db(a->db);
 	struct fidx_query *q;
 
-	if (check_file(path) < 0)
+	if (check_file(path, fidx_cli_db_origin(path)) < 0)
 		return NULL;
 	if (!(q = calloc(1, sizeof(*q))) || !(q->path = strdup(path))) {
 		free(q);
 		fidx_error("out of memory");
 		return NULL;
 	}
+	q->origin = fidx_cli_db_origin(path);
 	if (connect_read(q, false) < 0 || check_version(q) < 0 ||
 	    select_scans(q, a->scan, a->every_scan, a->digests) < 0)
 		goto fail;
@@ -550,4 +554,21 @@ void fidx_query_close(struct fidx_query *q)
 	free(q->scans);
 	free(q->path);
 	free(q);
+}
+
+uint64_t fidx_query_rows(const struct fidx_query *q, bool files)
+{
+	sqlite3_stmt *s = NULL;
+	uint64_t n = 0;
+	const char *sql = files ? "SELECT sum(coalesce(s.files, (SELECT count(*) FROM file f"
+				  " WHERE f.scan_id = s.id AND f.type = 'f'))) FROM scan s"
+				  " WHERE s.id IN (SELECT id FROM selected_scan)"
+				: "SELECT sum(coalesce(s.entries, (SELECT count(*) FROM file f"
+				  " WHERE f.scan_id = s.id))) FROM scan s"
+				  " WHERE s.id IN (SELECT id FROM selected_scan)";
+	if (sqlite3_prepare_v2(q->db, sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0)
+		n = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
 }

@@ -50,6 +50,8 @@ struct fidx_query_hidden {
 struct fidx_query {
 	sqlite3 *db;       /* read-only connection */
 	char *path;        /* the database path, for messages */
+	const char *origin; /* where it came from, after the path in messages
+			       (fidx_cli_db_origin(): "" or " (from FIDX_DB)") */
 	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
@@ -67,7 +69,7 @@ struct fidx_query {
 int fidx_query_db_arg(const char *arg, struct fidx_query_args *a);
 
 /*
- * Opens a->db (or ./fidx.db) read-only and selects a->scan.  On failure
+ * Opens fidx_cli_db(a->db) read-only and selects a->scan.  On failure
  * prints one line (missing database, not a fidx database, newer version, no
  * such scan, no complete scan) and returns NULL.
  */
@@ -104,6 +106,13 @@ const char *fidx_query_shown(const struct fidx_query *q, const char *alias);
 
 /* Returns whether path (of a row of scan) is shown by the selection. */
 bool fidx_query_path_shown(const struct fidx_query *q, int64_t scan, const char *path);
+
+/*
+ * The rows the selected scans hold, all of them or (files) their regular
+ * files, from the scan rows (counted in `file` for a scan still running),
+ * for a progress line.  0 when they cannot be read.
+ */
+uint64_t fidx_query_rows(const struct fidx_query *q, bool files);
 
 /* Closes the connection and frees q.  NULL is allowed. */
 void fidx_query_close(struct fidx_query *q);

@@ -75,6 +75,8 @@ struct batch {
 /* Per-root totals, kept by the writer. */
 struct root_totals {
 	uint64_t entries, files, dirs, bytes, errors, reused, hashed;
+	uint64_t unfinished;           /* of errors: left unfinished by an interruption */
+	uint64_t hashed_bytes;         /* sizes of the files hashed by this run (not a column) */
 };
 
 struct scan {
@@ -477,13 +479,18 @@ static void account(struct scan *s, size_t root, const struct fidx_record *rec)
 		t->bytes += rec->meta.size;
 		if (rec->digests_from)
 			t->reused++;
-		else if (rec->digest_mask)
+		else if (rec->digest_mask) {
 			t->hashed++;
+			t->hashed_bytes += rec->meta.size;
+		}
 	} else if (rec->type == 'd') {
 		t->dirs++;
 	}
 	if (rec->error) {
 		t->errors++;
+		if (strcmp(rec->error, FIDX_ERROR_NOT_READ) == 0 ||
+		    strcmp(rec->error, FIDX_ERROR_NOT_HASHED) == 0)
+			t->unfinished++;
 		if (s->opts->error_list)
 			fprintf(s->opts->error_list, "%s: %s\n", fidx_quote(rec->path), rec->error);
 	}
@@ -504,6 +511,8 @@ static void commit_totals(struct scan *s, size_t nroots)
 		t->errors += u->errors;
 		t->reused += u->reused;
 		t->hashed += u->hashed;
+		t->hashed_bytes += u->hashed_bytes;
+		t->unfinished += u->unfinished;
 		*u = (struct root_totals){0};
 	}
 }
@@ -719,6 +728,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 		result->errors += s.totals[r].errors;
 		result->reused += s.totals[r].reused;
 		result->hashed += s.totals[r].hashed;
+		result->bytes_hashed += s.totals[r].hashed_bytes;
+		result->unfinished += s.totals[r].unfinished;
 	}
 	/* Failed is failed, whether or not the failure could be described. */
 	if (!has_failure(&s) && !atomic_load(&s.failed))

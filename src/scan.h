@@ -76,8 +76,13 @@ struct fidx_scan_result {
 					consecutive); nscans of them; the caller frees it */
 	size_t nscans;               /* scan rows written (one per root) */
 	uint64_t entries, files, dirs, bytes, errors;
+	uint64_t unfinished;         /* of errors: entries an interruption left unfinished
+					(FIDX_ERROR_NOT_READ, FIDX_ERROR_NOT_HASHED of record.h),
+					which `fidx scan --resume` does again */
 	uint64_t reused;             /* files whose digests came from an earlier scan */
 	uint64_t hashed;             /* files read and hashed */
+	uint64_t bytes_hashed;       /* their bytes, read and hashed by this run (not those of a
+					run a resumed scan continues) */
 	double seconds;              /* wall-clock time */
 	bool interrupted;            /* stopped by cancel */
 	struct fidx_scan_seal *seals; /* each root's seal, in root order, when some scan was

@@ -323,18 +323,22 @@ def run_to(out, *args):
 	return p.returncode, p.stderr
 
 
-def check_write_errors(chk, label, *args):
-	"""A full disk and a closed pipe: exit 2, one line saying the output failed."""
+def check_write_errors(chk, label, *args, status=2, note=b""):
+	"""
+	A full disk and a closed pipe: exit status (2 unless told), one line
+	saying the output failed (with note, bytes, after the reason).
+	"""
 	with open("/dev/full", "wb") as full:
 		rc, err = run_to(full.fileno(), *args)
-	chk.ok("%s > /dev/full: exit 2, one line" % label, rc == 2 and
-	       err == b"fidx: cannot write output: No space left on device\n", "rc=%d %r" % (rc, err))
+	chk.ok("%s > /dev/full: exit %d, one line" % (label, status), rc == status and
+	       err == b"fidx: cannot write output: No space left on device" + note + b"\n",
+	       "rc=%d %r" % (rc, err))
 	r, w = os.pipe()
 	os.close(r)
 	rc, err = run_to(w, *args)
 	os.close(w)
-	chk.ok("%s into a closed pipe: exit 2, one line" % label, rc == 2 and
-	       err == b"fidx: cannot write output: Broken pipe\n", "rc=%d %r" % (rc, err))
+	chk.ok("%s into a closed pipe: exit %d, one line" % (label, status), rc == status and
+	       err == b"fidx: cannot write output: Broken pipe" + note + b"\n", "rc=%d %r" % (rc, err))
 
 
 def check_fatal(chk, name, res, mention=None):
@@ -470,15 +474,16 @@ def dump_scan(db, scan_id):
 		con.close()
 
 
-def start_scan(db, *args, rows=1, settle=0.3):
+def start_scan(db, *args, rows=1, settle=0.3, stdout=subprocess.DEVNULL):
 	"""
 	Starts `fidx scan -q -j 1 --db DB ARGS...` in its own session and returns
 	the process once its rows new scan rows are in db (fidx is past its
 	start-up), settle seconds later: the moment to signal a slow scan.
+	stdout is where its stdout goes (subprocess.PIPE to read the summary).
 	"""
 	n0 = len(scan_rows(db)) if os.path.exists(db) else 0
 	p = subprocess.Popen([FIDX, "scan", "-q", "-j", "1", "--db", db, *args],
-			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stdin=subprocess.DEVNULL, stdout=stdout,
 			     stderr=subprocess.PIPE, start_new_session=True)
 	deadline = time.monotonic() + 20
 	while time.monotonic() < deadline and p.poll() is None:

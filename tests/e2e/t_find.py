@@ -327,6 +327,14 @@ def check_long(chk, db, tree, root):
 			bad.append("unparsed %r" % rec[:100])
 			continue
 		path = m.group(7)
+		if b" -> " in path and tree.get(path) is None:
+			# a symlink: "PATH -> TARGET", as ls -l shows it
+			path, target = path.rsplit(b" -> ", 1)
+			i = tree.get(path)
+			if i is not None and (i["type"] != "l" or i["link_target"] != target):
+				bad.append("%r: ' -> %r' after a path that is no such symlink" % (path, target))
+		elif tree.get(path) is not None and tree[path]["type"] == "l":
+			bad.append("%r: a symlink without ' -> TARGET'" % path)
 		i = tree.get(path)
 		if i is None:
 			bad.append("unknown path %r" % path)
@@ -346,8 +354,16 @@ def check_long(chk, db, tree, root):
 			bad.append("%r: got %r want %r" % (path, m.groups()[:6], want))
 	want_paths = expected(tree, lambda p, i: i["type"] in ("f", "d", "l", "p"))
 	chk.ok("-l: one record per entry, every column as lstat, pwd, grp and localtime say",
-	       res.rc == 0 and not bad and [pat.match(r).group(7) for r in recs if pat.match(r)] ==
-	       want_paths, "; ".join(bad[:4]) or repr(res))
+	       res.rc == 0 and not bad and [long_path(pat.match(r).group(7), tree) for r in recs
+					     if pat.match(r)] == want_paths,
+	       "; ".join(bad[:4]) or repr(res))
+
+
+def long_path(shown, tree):
+	"""The path of a -l record's last field (PATH, or PATH -> TARGET for a symlink)."""
+	if shown in tree:
+		return shown
+	return shown.rsplit(b" -> ", 1)[0]
 
 
 def check_json(chk, db, tree):
@@ -372,7 +388,7 @@ def check_json(chk, db, tree):
 			bad.append("unknown path %r" % path)
 			continue
 		want = {"type": i["type"], "size": i["size"], "uid": i["uid"], "gid": i["gid"],
-			"nlink": i["nlink"], "mtime_ns": i["mtime_ns"], "mode": "%06o" % i["mode"],
+			"nlink": i["nlink"], "mtime_ns": i["mtime_ns"], "mode": i["mode"],
 			"permissions": stat.filemode(i["mode"]), "error": None}
 		for d in ("md5", "sha1", "sha256", "sha512", "xxh128"):
 			want[d] = i["digests"].get(d)

@@ -13,9 +13,17 @@ is a fraction of a second into the scan.
     not after the whole file, and no digest of the part read is kept;
   * SIGKILL: the database, which already holds a complete scan 1, passes
     integrity_check, scan 2 is left 'running', scan 1 is exactly as before.
+  * After SIGINT, the summary says what happened: its entries, files, dirs,
+    errors and the entries left unfinished (rows 'not read: scan interrupted'
+    or 'not hashed: scan interrupted'), counted apart from the real errors,
+    equal the rows in the database (the scan row's errors column still counts
+    both); one line on stderr gives the command that continues the scan, the
+    database quoted for a shell, and running that command completes it.
 """
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import time
@@ -97,6 +105,61 @@ def check_interrupt(chk, top, root, want, sig):
 	       lib.short(wrong[:3]))
 
 
+def check_summary(chk, top, root, want):
+	"""SIGINT: the summary against the rows, and the command that continues the scan."""
+	db = top + b"/summary it's.db"
+	p = lib.start_scan(db, "--hash", "sha512", root, stdout=subprocess.PIPE)
+	if not chk.ok("summary: the scan was still running when signalled", p.poll() is None,
+		      "it ended first (exit %r)" % p.returncode):
+		return
+	p.send_signal(signal.SIGINT)
+	try:
+		out, err = p.communicate(timeout=60)
+	except subprocess.TimeoutExpired:
+		os.killpg(p.pid, signal.SIGKILL)
+		out, err = p.communicate()
+	chk.eq("summary: exit 130", p.returncode, 130)
+	con = lib.connect(db)
+	unfinished_sql = "error IN ('not read: scan interrupted', 'not hashed: scan interrupted')"
+	n = {
+		"entries": con.execute("SELECT count(*) FROM file WHERE scan_id = 1").fetchone()[0],
+		"files": con.execute("SELECT count(*) FROM file WHERE scan_id = 1 AND type = 'f'")
+		.fetchone()[0],
+		"dirs": con.execute("SELECT count(*) FROM file WHERE scan_id = 1 AND type = 'd'")
+		.fetchone()[0],
+		"errors": con.execute("SELECT count(*) FROM file WHERE scan_id = 1 AND error IS NOT"
+				      " NULL AND NOT " + unfinished_sql).fetchone()[0],
+		"unfinished": con.execute("SELECT count(*) FROM file WHERE scan_id = 1 AND " +
+					  unfinished_sql).fetchone()[0],
+	}
+	column = con.execute("SELECT errors FROM scan WHERE id = 1").fetchone()[0]
+	con.close()
+	m = re.search(rb"interrupted: (\d+) entr(?:y|ies), (\d+) files?, (\d+) dirs?, [^,]+, (\d+)"
+		      rb" errors?(?:, (\d+) left unfinished)?,", out)
+	got = dict(zip(["entries", "files", "dirs", "errors", "unfinished"],
+		       [int(x or 0) for x in m.groups()])) if m else None
+	chk.eq("summary: entries, files, dirs, errors and unfinished as the rows say", got, n)
+	chk.ok("summary: the interruption left entries unfinished", n["unfinished"] > 0, repr(n))
+	chk.eq("summary: the scan row's errors still counts both", column,
+	       n["errors"] + n["unfinished"])
+	lines = [l for l in err.split(b"\n") if l]
+	hint = re.fullmatch(rb"fidx: interrupted: (\d+) entr(?:y|ies) left unfinished .*; continue the"
+			    rb" scan with: (fidx scan --resume --db .*)", lines[0]) \
+		if len(lines) == 1 else None
+	chk.ok("summary: one line on stderr: how many were left, and the command that continues",
+	       hint is not None and int(hint.group(1)) == n["unfinished"], repr(err))
+	if not hint:
+		return
+	argv = shlex.split(os.fsdecode(hint.group(2)))
+	chk.eq("summary: the command names the database, quoted for a shell", os.fsencode(argv[4]),
+	       db)
+	res = run_fidx(*[os.fsencode(a) for a in argv[1:]], timeout=300)
+	scans = lib.scan_rows(db)
+	chk.ok("summary: that command completes the scan", res.rc == 0 and len(scans) == 1 and
+	       scans[0]["status"] == "complete" and scans[0]["entries"] == len(want),
+	       "%r; %r" % (res, scans))
+
+
 def check_prompt_stop(chk, top):
 	"""SIGINT in the middle of a huge file: the scan stops at once, keeping no digest of it."""
 	root = top + b"/huge"
@@ -161,6 +224,8 @@ def main():
 		for sig in (signal.SIGINT, signal.SIGTERM):
 			with chk.guard(signal.Signals(sig).name):
 				check_interrupt(chk, top, root, want, sig)
+		with chk.guard("the summary after SIGINT"):
+			check_summary(chk, top, root, want)
 		with chk.guard("SIGINT in a huge file"):
 			check_prompt_stop(chk, top)
 		with chk.guard("SIGKILL"):
