@@ -222,8 +222,9 @@ enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
  * the table straight through instead of through the (scan_id, path) index
  * (measured on /usr/share: 35 ms against 84 ms); then the file_digest join,
  * or NULLs when that table is missing or empty (the join cost 18 ms); then the
- * time columns of dbtime.h; last, the rows the selection shows (query.h).  A row without an mtime (a hostile one: every row
- * with a size has one) is passed over by read_row().
+ * time columns of dbtime.h; last, the rows the selection shows (query.h).  A
+ * row without an mtime (a hostile one: every row with a size has one) is
+ * passed over by read_row().
  */
 static const char load_sql[] =
 	"SELECT f.id, f.path, f.link_target, f.size, f.dev, f.ino, f.mtime_ns, f.sha256,"

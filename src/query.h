@@ -24,11 +24,13 @@
  * selected.  A command that needs digests asks for them (args.digests,
  * fidx_query_select_digests()): the newest scan of a root that computed one
  * of them is taken, and a root without one is covered by the tree of a scan
- * that has them where it can be (docs/SCHEMA.md, "The scans shown").  A read-only connection sees every committed
- * row and never blocks a scan that is writing (WAL); the scan still running
- * is not complete, so it is not selected unless named with --scan.  A
- * database in a folder the user cannot write (read-only evidence media) is
- * read as an immutable file when no WAL content is pending beside it.
+ * that has them where it can be (docs/SCHEMA.md, "The scans shown").
+ *
+ * A read-only connection sees every committed row and never blocks a scan
+ * that is writing (WAL); the scan still running is not complete, so it is
+ * not selected unless named with --scan.  A database in a folder the user
+ * cannot write (read-only evidence media) is read as an immutable file when
+ * no WAL content is pending beside it.
  */
 #ifndef FIDX_QUERY_H
 #define FIDX_QUERY_H
