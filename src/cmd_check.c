@@ -378,8 +378,10 @@ int cmd_check(int argc, char **argv)
 	 * the new scan would be lost.  So the two connections never overlap.
 	 */
 	if (a.update) {
-		fidx_query_close(q);
+		int changed = fidx_query_close(q);
 		q = NULL;
+		if (changed < 0)
+			goto out;
 	}
 	if (!a.update && scratch_make(&scratch) < 0)
 		goto out;
@@ -448,7 +450,8 @@ out:
 	fidx_diff_free(d);
 	fidx_reuse_free(reuse);
 	fidx_store_close(st);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = FIDX_DIFF_EXIT_READ;
 	scratch_remove(&scratch);
 	fidx_scan_row_free(&base);
 	free(errmsg);

@@ -317,6 +317,7 @@ out:
 	fidx_diff_free(d);
 	free(old.root);
 	free(new.root);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = FIDX_DIFF_EXIT_READ;
 	return status;
 }

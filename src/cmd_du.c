@@ -658,7 +658,8 @@ out:
 	if (q && fidx_out_end() < 0)
 		status = 2;
 	sqlite3_finalize(s);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	free(path);
 	return status;
 }

@@ -351,6 +351,7 @@ int cmd_export(int argc, char **argv)
 	status = ctx.no_digest || ctx.bad_name ? 1 : 0;
 out:
 	free(ctx.scan_digests);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

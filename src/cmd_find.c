@@ -648,7 +648,8 @@ int cmd_find(int argc, char **argv)
 		status = 1;
 out:
 	sqlite3_finalize(row);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	fidx_findpat_free(&pat);
 	filters_free(&f);
 	free(tri);

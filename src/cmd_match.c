@@ -501,7 +501,8 @@ int cmd_match(int argc, char **argv)
 	}
 	status = c.listed ? 0 : 1;
 out:
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	fidx_hashset_destroy(l.set);
 	free(l.stats);
 	return status;

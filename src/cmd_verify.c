@@ -416,6 +416,7 @@ out:
 		status = 2;
 out_closed:
 	free(ids);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

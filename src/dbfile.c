@@ -1,5 +1,5 @@
 /*
- * dbfile.c - the header probe of dbfile.h.
+ * dbfile.c - the header probe and the reader lock of dbfile.h.
  */
 #include "dbfile.h"
 
@@ -63,6 +63,89 @@ fail:
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+/* Whether path + suffix exists (an error other than ENOENT counts as yes). */
+static bool beside(const char *path, const char *suffix)
+{
+	char *p;
+	struct stat sb;
+	if (asprintf(&p, "%s%s", path, suffix) < 0)
+		return true;
+	bool there = lstat(p, &sb) == 0 || errno != ENOENT;
+	free(p);
+	return there;
+}
+
+bool fidx_dbfile_at_rest(const char *path)
+{
+	return !beside(path, "-wal") && !beside(path, "-shm") && !beside(path, "-journal");
+}
+
+/* Reads SQLite's file change counter (header offset 24, big-endian) from fd into *out. */
+static int change_counter(int fd, uint32_t *out)
+{
+	unsigned char b[4];
+	if (pread(fd, b, sizeof(b), 24) != (ssize_t)sizeof(b))
+		return -1;
+	*out = be32(b);
+	return 0;
+}
+
+bool fidx_dbfile_hold(const char *path, bool at_rest, struct fidx_dbfile_hold *h)
+{
+	struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET,
+			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
+	struct stat sb;
+
+	h->fd = -1;
+	if (at_rest && !fidx_dbfile_at_rest(path))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	/* Looked at again once locked: a writer that came in between left its -wal. */
+	if (fcntl(fd, F_OFD_SETLK, &lock) < 0 || (at_rest && !fidx_dbfile_at_rest(path)) ||
+	    fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || change_counter(fd, &h->change_counter) < 0) {
+		close(fd);
+		return false;
+	}
+	h->fd = fd;
+	h->dev = sb.st_dev;
+	h->ino = sb.st_ino;
+	h->size = sb.st_size;
+	h->mtime = sb.st_mtim;
+	h->ctime = sb.st_ctim;
+	return true;
+}
+
+bool fidx_dbfile_moved(const char *path, const struct fidx_dbfile_hold *h)
+{
+	struct stat now, named;
+	uint32_t counter;
+	if (h->fd < 0)
+		return false;
+	if (fstat(h->fd, &now) < 0 || stat(path, &named) < 0 ||
+	    change_counter(h->fd, &counter) < 0)
+		return true;
+	return now.st_size != h->size || now.st_mtim.tv_sec != h->mtime.tv_sec ||
+	       now.st_mtim.tv_nsec != h->mtime.tv_nsec || now.st_ctim.tv_sec != h->ctime.tv_sec ||
+	       now.st_ctim.tv_nsec != h->ctime.tv_nsec || counter != h->change_counter ||
+	       named.st_dev != h->dev || named.st_ino != h->ino;
+}
+
+void fidx_dbfile_release(struct fidx_dbfile_hold *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+}
+
+bool fidx_dbfile_reader_holds(int fd)
+{
+	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
+	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
 }
 
 const char *fidx_dbfile_tmpdir(void)

@@ -14,6 +14,7 @@
 
 #include "dbfile.h"
 #include "diag.h"
+#include "store_sqlite.h"
 
 /* Wait this long for a writer's lock (only a checkpoint ever takes one). */
 #define BUSY_TIMEOUT_MS 10000
@@ -59,9 +60,27 @@ static int check_file(const char *path)
 	}
 }
 
+/*
+ * Whether the main file q reads as immutable changed since it was taken (a
+ * writer that is not fidx): says so once, and returns true.
+ */
+static bool moved(const struct fidx_query *q)
+{
+	if (!q->hold || !fidx_dbfile_moved(q->path, &q->hold->file))
+		return false;
+	if (!q->hold->told)
+		fidx_error("database '%s' changed while it was read (written by a program other than"
+			   " fidx): the answer may be wrong; run the command again",
+			   fidx_quote(q->path));
+	q->hold->told = true;
+	return true;
+}
+
 int fidx_query_fail(const struct fidx_query *q)
 {
-	fidx_error("cannot read database '%s': %s", fidx_quote(q->path), sqlite3_errmsg(q->db));
+	if (!moved(q))
+		fidx_error("cannot read database '%s': %s", fidx_quote(q->path),
+			   sqlite3_errmsg(q->db));
 	return 2;
 }
 
@@ -76,8 +95,8 @@ sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql)
 }
 
 /*
- * Opens q->path read-only, as an immutable file when immutable is set.
- * Returns 0, or -1 after printing why.
+ * Opens q->path read-only and hardened (store_sqlite.h), as an immutable file
+ * when immutable is set.  Returns 0, or -1 after printing why.
  */
 static int connect_read(struct fidx_query *q, bool immutable)
 {
@@ -112,8 +131,34 @@ static int connect_read(struct fidx_query *q, bool immutable)
 			fidx_error("cannot open database '%s': out of memory", fidx_quote(q->path));
 		return -1;
 	}
+	if (fidx_sqlite_harden(q->db, true) < 0) {
+		fidx_error("cannot open database '%s': SQLite cannot turn triggers and views off",
+			   fidx_quote(q->path));
+		return -1;
+	}
 	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
 	return 0;
+}
+
+/*
+ * Opens q->path as an immutable file under the reader lock (dbfile.h), when
+ * at_rest, only if no connection is open on it.  Returns 1 when it did, 0
+ * when it is to be read through SQLite's locks instead, -1 after printing
+ * why it cannot be opened.
+ */
+static int connect_still(struct fidx_query *q, bool at_rest)
+{
+	struct fidx_query_hold *h = calloc(1, sizeof(*h));
+	if (!h) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	if (!fidx_dbfile_hold(q->path, at_rest, &h->file)) {
+		free(h);
+		return 0;
+	}
+	q->hold = h;
+	return connect_read(q, true) < 0 ? -1 : 1;
 }
 
 /*
@@ -155,7 +200,8 @@ static bool cannot_share(const struct fidx_query *q)
  * behind the WAL) and checks them.  A WAL database in a folder this user
  * cannot write (evidence on read-only media, another user's database) cannot
  * create its shared-memory file: when no WAL content is pending, it is read
- * as an immutable file instead.  Returns 0, or -1 after printing why.
+ * as an immutable file instead (under the reader lock, when it can be had).
+ * Returns 0, or -1 after printing why.
  */
 static int check_version(struct fidx_query *q)
 {
@@ -165,11 +211,12 @@ static int check_version(struct fidx_query *q)
 	int rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW && cannot_share(q) && no_wal(q->path)) {
+	if (rc != SQLITE_ROW && !q->hold && cannot_share(q) && no_wal(q->path)) {
 		sqlite3_finalize(s);
 		sqlite3_close(q->db);
 		q->db = NULL;
-		if (connect_read(q, true) < 0)
+		int held = connect_still(q, false);
+		if (held < 0 || (held == 0 && connect_read(q, true) < 0))
 			return -1;
 		rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
 		if (rc == SQLITE_OK)
@@ -192,6 +239,26 @@ static int check_version(struct fidx_query *q)
 		return -1;
 	}
 	q->version = (int)version;
+	return 0;
+}
+
+/*
+ * Says once when the schema holds objects fidx did not create: they are read
+ * around, never run (views and triggers are off on this connection).
+ * Returns 0, or -1 after printing why the schema cannot be read.
+ */
+static int check_schema(struct fidx_query *q)
+{
+	char list[1024];
+	int n = fidx_sqlite_foreign(q->db, q->version, list, sizeof(list));
+	if (n < 0) {
+		if (!moved(q))
+			fidx_error("cannot read database '%s': %s", fidx_quote(q->path), list);
+		return -1;
+	}
+	if (n > 0)
+		fidx_warn("database '%s' holds schema objects fidx did not create (%s); reading it"
+			  " without running them", fidx_quote(q->path), list);
 	return 0;
 }
 
@@ -305,6 +372,20 @@ out:
 	return ret;
 }
 
+/* Closes the connection, drops the reader lock and frees q.  NULL is allowed. */
+static void query_free(struct fidx_query *q)
+{
+	if (!q)
+		return;
+	sqlite3_close(q->db);
+	if (q->hold)
+		fidx_dbfile_release(&q->hold->file);
+	free(q->hold);
+	free(q->scans);
+	free(q->path);
+	free(q);
+}
+
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 {
 	const char *path = a->db ? a->db : "fidx.db";
@@ -317,20 +398,23 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 		fidx_error("out of memory");
 		return NULL;
 	}
-	if (connect_read(q, false) < 0 || check_version(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
+	int held = connect_still(q, true);
+	if (held < 0 || (held == 0 && connect_read(q, false) < 0) || check_version(q) < 0 ||
+	    check_schema(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
 		goto fail;
 	return q;
 fail:
-	fidx_query_close(q);
+	query_free(q);
 	return NULL;
 }
 
-void fidx_query_close(struct fidx_query *q)
+int fidx_query_close(struct fidx_query *q)
 {
 	if (!q)
-		return;
+		return 0;
 	sqlite3_close(q->db);
-	free(q->scans);
-	free(q->path);
-	free(q);
+	q->db = NULL;
+	bool changed = moved(q);
+	query_free(q);
+	return changed ? -1 : 0;
 }

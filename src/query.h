@@ -16,9 +16,19 @@
  * SQL says `WHERE scan_id IN (SELECT id FROM selected_scan)`; its ids are
  * also in struct fidx_query.  A read-only connection sees every committed
  * row and never blocks a scan that is writing (WAL); the scan still running
- * is not complete, so it is not selected unless named with --scan.  A
- * database in a folder the user cannot write (read-only evidence media) is
- * read as an immutable file when no WAL content is pending beside it.
+ * is not complete, so it is not selected unless named with --scan.
+ *
+ * Nothing is left behind: a database no connection is open on (no -wal or
+ * -shm beside it) is read as an immutable file under fidx's reader lock
+ * (dbfile.h), so the folder is left as it was, no file made, no time moved;
+ * so is a database in a folder the user cannot write (read-only evidence
+ * media) when no WAL content is pending beside it.  A query that read the
+ * main file while a writer that is not fidx changed it fails when it closes.
+ *
+ * Nothing of the database runs: every connection is made with triggers and
+ * views off, trusted_schema off and SQLite's defensive mode on
+ * (fidx_sqlite_harden()), and a schema holding objects fidx did not create is
+ * read with one warning naming them (fidx_sqlite_foreign()).
  */
 #ifndef FIDX_QUERY_H
 #define FIDX_QUERY_H
@@ -28,6 +38,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "dbfile.h"
 
 /* An open database and the scans a command reads. */
 struct fidx_query {
@@ -36,6 +47,13 @@ struct fidx_query {
 	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
+	struct fidx_query_hold *hold; /* the main file held still (immutable read); NULL when not */
+};
+
+/* What an immutable read holds: the file, and whether its moving was told. */
+struct fidx_query_hold {
+	struct fidx_dbfile_hold file; /* the reader lock and what must not change */
+	bool told;                    /* "changed while read" is printed (once) */
 };
 
 /*
@@ -55,7 +73,8 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a);
 
 /*
  * Prints "cannot read database 'x': <SQLite's message>" for the last failed
- * call on q->db.  Returns 2, the exit status of a fatal error.
+ * call on q->db (or, when a writer that is not fidx changed the file under an
+ * immutable read, that it did).  Returns 2, the exit status of a fatal error.
  */
 int fidx_query_fail(const struct fidx_query *q);
 
@@ -65,7 +84,13 @@ int fidx_query_fail(const struct fidx_query *q);
  */
 sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql);
 
-/* Closes the connection and frees q.  NULL is allowed. */
-void fidx_query_close(struct fidx_query *q);
+/*
+ * Closes the connection and frees q (NULL is allowed).  Returns 0, or -1
+ * after printing that the database changed while it was read (an immutable
+ * read beside a writer that is not fidx, which knows nothing of the reader
+ * lock): what the command printed may not be true, and its exit status must
+ * say it failed.
+ */
+int fidx_query_close(struct fidx_query *q);
 
 #endif /* FIDX_QUERY_H */
