@@ -1,15 +1,18 @@
 /*
- * dbfile.c - the header probe and the reader lock of dbfile.h.
+ * dbfile.c - the header probe, the reader lock and the files' errors of dbfile.h.
  */
 #include "dbfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "diag.h"
 
 /* Reads a big-endian 32-bit value. */
 static uint32_t be32(const unsigned char *p)
@@ -146,6 +149,75 @@ bool fidx_dbfile_reader_holds(int fd)
 	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
 			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
 	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+}
+
+/* The folder of path (".", "/" or the part before its last slash) into dir. */
+static void folder_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path);
+}
+
+/* Whether this process may access path as mode says; else errno says why. */
+static bool may(const char *path, int mode)
+{
+	return faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0;
+}
+
+/* Whether the header of the database at path says WAL mode (byte 18 is 2). */
+static bool wal_header(const char *path)
+{
+	unsigned char mode = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	bool wal = pread(fd, &mode, 1, 18) == 1 && mode == 2;
+	close(fd);
+	return wal;
+}
+
+int fidx_dbfile_why(const char *path, bool write, int wal, char *msg, size_t size)
+{
+	static const char *const wal_files[] = {"-wal", "-shm", NULL};
+	static const char *const journal_files[] = {"-journal", NULL};
+	char dir[PATH_MAX], side[PATH_MAX + 16], quoted[PATH_MAX + 16];
+
+	folder_of(path, dir, sizeof(dir));
+	if (access(path, F_OK) != 0) {
+		if (errno != ENOENT)
+			snprintf(msg, size, "cannot open database '%s': %s", fidx_quote(path),
+				 strerror(errno));
+		else if (write && !may(dir, W_OK | X_OK))
+			snprintf(msg, size, "cannot create database '%s': %s", fidx_quote(path),
+				 strerror(errno));
+		else
+			return 0;
+		return -1;
+	}
+	bool readable = may(path, R_OK);
+	if (!readable || (write && !may(path, W_OK))) {
+		snprintf(msg, size, "cannot %s database '%s': %s", readable ? "write" : "read",
+			 fidx_quote(path), strerror(errno));
+		return -1;
+	}
+	if (wal < 0)
+		wal = wal_header(path);
+	for (const char *const *f = wal ? wal_files : journal_files; *f; f++) {
+		snprintf(side, sizeof(side), "%s%s", path, *f);
+		bool there = access(side, F_OK) == 0;
+		if (there ? may(side, write ? R_OK | W_OK : R_OK) : may(dir, W_OK | X_OK))
+			continue;
+		int err = errno;
+		snprintf(quoted, sizeof(quoted), "%s", fidx_quote(side));
+		snprintf(msg, size, "cannot %s '%s' beside database '%s': %s",
+			 there ? (write ? "write" : "read") : "create", quoted, fidx_quote(path),
+			 strerror(err));
+		return -1;
+	}
+	return 0;
 }
 
 const char *fidx_dbfile_tmpdir(void)

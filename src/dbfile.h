@@ -115,6 +115,19 @@ void fidx_dbfile_release(struct fidx_dbfile_hold *h);
  */
 bool fidx_dbfile_reader_holds(int fd);
 
+/*
+ * Works out why the files SQLite needs for the database at path cannot be
+ * had, as the OS says it (access(2) with the effective ids): the database
+ * file, to create in its folder (when write), to read, to write (when
+ * write); the journal beside it (the -wal and -shm files in WAL mode, else
+ * the -journal file), to open or to create in the folder.  wal: 1 or 0, or
+ * -1 to read it from the file's header.  Writes one line ("cannot create
+ * 'x.db-wal' beside database 'x.db': Permission denied") into msg and
+ * returns -1, or returns 0 when every file is to be had (the cause lies
+ * elsewhere).
+ */
+int fidx_dbfile_why(const char *path, bool write, int wal, char *msg, size_t size);
+
 /* Returns the folder for scratch databases: $TMPDIR, or /tmp. */
 const char *fidx_dbfile_tmpdir(void);
 

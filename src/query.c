@@ -223,7 +223,13 @@ static int check_version(struct fidx_query *q)
 			rc = sqlite3_step(s);
 	}
 	if (rc != SQLITE_ROW) {
-		fidx_query_fail(q);
+		char why[8192];
+		int code = sqlite3_errcode(q->db) & 0xff;
+		if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM) &&
+		    fidx_dbfile_why(q->path, false, -1, why, sizeof(why)) < 0)
+			fidx_error("%s", why);
+		else
+			fidx_query_fail(q);
 		sqlite3_finalize(s);
 		return -1;
 	}

@@ -68,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dbfile.h"
@@ -475,15 +476,35 @@ static int set_error(struct fidx_store *st, const char *fmt, ...)
 }
 
 /*
- * Records "cannot <verb> database 'path': <SQLite's reason>" (the errno text
- * when SQLite could not open a file).  Returns -1.
+ * Records why the files SQLite needs for the database cannot be had, as the
+ * OS says it (fidx_dbfile_why()).  Returns -1 with the message set, or 0 when
+ * each is to be had (the cause is elsewhere).
+ */
+static int files_error(struct fidx_store *st)
+{
+	/* Header bytes 18-19: 2 in WAL mode.  Read through the store's own descriptor. */
+	unsigned char mode[2] = {0};
+	bool wal = st->lock_fd >= 0 && pread(st->lock_fd, mode, 2, 18) == 2 && mode[0] == 2;
+	return fidx_dbfile_why(st->path, true, wal, st->msg, sizeof(st->msg));
+}
+
+/*
+ * Records "cannot <verb> database 'path': <why>" for SQLite's last failure:
+ * when a file could not be opened or written, the OS's reason for the file
+ * at fault (files_error()); a full disk as the OS says it; otherwise
+ * SQLite's message (the errno text when it could not open a file).
+ * Returns -1.
  */
 static int sqlite_error(struct fidx_store *st, const char *verb)
 {
-	int sys = sqlite3_system_errno(st->db);
-	const char *why = (sqlite3_errcode(st->db) & 0xff) == SQLITE_CANTOPEN && sys
-				  ? strerror(sys)
-				  : sqlite3_errmsg(st->db);
+	int code = sqlite3_errcode(st->db) & 0xff, sys = sqlite3_system_errno(st->db);
+	if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM ||
+	     code == SQLITE_AUTH) && files_error(st) < 0)
+		return -1;
+	const char *why = code == SQLITE_FULL ? strerror(ENOSPC)
+			  : code == SQLITE_CANTOPEN && sys ? strerror(sys)
+			  : code == SQLITE_IOERR && sys ? strerror(sys)
+			  : sqlite3_errmsg(st->db);
 	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path), why);
 }
 
@@ -682,8 +703,13 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 		if (!st->db)
 			return set_error(st, "cannot open database '%s': out of memory",
 					 fidx_quote(st->path));
-		return sqlite_error(st, "open");
+		return sqlite_error(st, access(st->path, F_OK) == 0 ? "open" : "create");
 	}
+	/* SQLite falls back on reading a file it may not write: say why now. */
+	if (sqlite3_db_readonly(st->db, "main") == 1)
+		return files_error(st) < 0 ? -1
+		       : set_error(st, "cannot write database '%s': it opens read-only",
+				   fidx_quote(st->path));
 	/* Until the file is accepted, closing must not write to it. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	if (fidx_sqlite_harden(st->db, false) < 0)
@@ -728,9 +754,15 @@ struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opt
 	st->batch_rows = opts && opts->batch_rows ? opts->batch_rows : DEFAULT_BATCH_ROWS;
 	int cache_kib = opts && opts->cache_kib > 0 ? opts->cache_kib : DEFAULT_CACHE_KIB;
 
+	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
 	if (probe_header(st) < 0 || connect_db(st, cache_kib) < 0) {
 		*errmsg = strdup(st->msg);
 		fidx_store_close(st);
+		/* A file made by this failed open (a full disk) holds nothing: not left behind. */
+		struct stat sb;
+		if (missing && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0 &&
+		    fidx_dbfile_at_rest(path))
+			unlink(path);
 		return NULL;
 	}
 	return st;

@@ -801,7 +801,7 @@ static void test_empty_and_missing(void **state)
 
 	snprintf(path, sizeof(path), "%s/no/such.db", f->dir);
 	char *msg = open_refused(path);
-	snprintf(expect, sizeof(expect), "cannot open database '%s': No such file or directory",
+	snprintf(expect, sizeof(expect), "cannot create database '%s': No such file or directory",
 		 path);
 	assert_string_equal(msg, expect);
 	free(msg);
