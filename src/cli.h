@@ -59,6 +59,8 @@ struct fidx_query_args {
 	bool nul;           /* -0 */
 	bool every_scan;    /* set by the command: without --scan, select every scan
 			       (of any status, possibly none) instead of the default */
+	bool raw;           /* set by the command: the selected scan rows are not
+			       checked (rowcheck.h), as fidx verify reads them */
 };
 
 /* The options that choose what is read: --db and --scan. */

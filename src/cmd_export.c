@@ -256,20 +256,31 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt)
 		 fmt->filter ? " AND " : "", fmt->filter ? fmt->filter : "");
 	if (!(s = fidx_query_prepare(ctx->q, sql)))
 		return -1;
-	if (fmt->begin && fmt->begin(ctx) < 0) {
+	struct fidx_rowcheck *check = fidx_query_rowcheck(ctx->q, s,
+							  fmt->reads ? fmt->reads : FIDX_ROWCHECK_ALL);
+	if (!check || (fmt->begin && fmt->begin(ctx) < 0)) {
+		fidx_rowcheck_free(check);
 		sqlite3_finalize(s);
 		return -1;
 	}
+	const char *damage = NULL;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((damage = fidx_rowcheck(check, s)))
+			break;
 		fmt->row(ctx, s);
 		if (++n % CHECK_EVERY == 0 && ferror_unlocked(ctx->out))
 			break;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		fidx_query_fail(ctx->q);
+	if (damage || (rc != SQLITE_ROW && rc != SQLITE_DONE)) {
+		if (damage)
+			fidx_query_damaged(ctx->q, damage);
+		else
+			fidx_query_fail(ctx->q);
+		fidx_rowcheck_free(check);
 		sqlite3_finalize(s);
 		return -1;
 	}
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE && fmt->end)
 		fmt->end(ctx);

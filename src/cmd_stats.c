@@ -302,14 +302,22 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 		return -1;
 	/* "+scan_id" keeps SQLite off the index: a pass over the table. */
 	sqlite3_stmt *s = fidx_query_prepare(q, table
-		? "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL FROM file"
+		? "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL, id, scan_id FROM file"
 		  " WHERE +scan_id = ?"
-		: "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL FROM file"
+		: "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL, id, scan_id FROM file"
 		  " WHERE scan_id = ?");
-	if (!s)
+	struct fidx_rowcheck *check = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
+	const char *damage = NULL;
+	if (!check) {
+		sqlite3_finalize(s);
 		return -1;
+	}
 	sqlite3_bind_int64(s, 1, scan);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((damage = fidx_rowcheck(check, s))) {
+			fidx_query_damaged(q, damage);
+			break;
+		}
 		const char *type = (const char *)sqlite3_column_text(s, C_TYPE);
 		const char *t = type && type[0] ? strchr(type_letters, type[0]) : NULL;
 		struct tally *ty = &st->types[t ? (size_t)(t - type_letters) : NTYPES - 1];
@@ -322,11 +330,15 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 		ty->bytes += size;
 		if (t && *t == 'f' && add_file(st, s, size) < 0) {
 			fidx_error("out of memory");
+			fidx_rowcheck_free(check);
 			sqlite3_finalize(s);
 			return -1;
 		}
 	}
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
+	if (damage)
+		return -1;
 	if (rc != SQLITE_DONE)
 		return fidx_query_fail(q), -1;
 	return 0;

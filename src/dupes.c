@@ -223,8 +223,9 @@ enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
  */
 static const char load_sql[] =
 	"SELECT f.id, f.path, f.link_target, f.size, f.dev, f.ino, f.mtime_ns, f.sha256,"
-	" f.sha512, %s FROM file f %s"
-	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND f.type = 'f'"
+	" f.sha512, %s, f.scan_id, f.type FROM file f %s"
+	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND "
+	FIDX_SQL_FILE_OR_DAMAGED("f.type")
 	" AND f.size >= ? AND f.mtime_ns IS NOT NULL AND f.dev IS NOT NULL"
 	" AND f.ino IS NOT NULL";
 
@@ -401,6 +402,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 	struct loaded l = {0};
 	char sql[1024];
 	sqlite3_stmt *s = NULL;
+	struct fidx_rowcheck *check = NULL;
 	int rc, ret = -1;
 
 	int64_t digests = q->version >= 2 ? query_int(q, "SELECT EXISTS (SELECT 1 FROM file_digest)")
@@ -413,12 +415,20 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 		 digests ? "d.edge_block, d.edges, d.sha256" : "NULL, NULL, NULL",
 		 digests ? "LEFT JOIN file_digest d ON d.file_id = f.id" : "",
 		 unselected ? "" : "+");
-	if (!(s = fidx_query_prepare(q, sql)))
+	if (!(s = fidx_query_prepare(q, sql)) || !(check = fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL))) {
+		sqlite3_finalize(s);
 		return -1;
+	}
 	sqlite3_bind_int64(s, 1, e->o->empty ? 0 : 1);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *damage = fidx_rowcheck(check, s);
+		if (damage) {
+			fidx_query_damaged(q, damage);
+			goto out;
+		}
 		if (read_row(e, &l, s) < 0)
 			goto nomem;
+	}
 	if (rc != SQLITE_DONE) {
 		fidx_query_fail(q);
 		goto out;
@@ -438,6 +448,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 nomem:
 	fidx_error("out of memory");
 out:
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
 	free(l.rows);
 	free(l.digs);

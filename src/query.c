@@ -346,7 +346,7 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every)
 		return fidx_query_fail(q), -1;
 	}
 
-	if (!(s = fidx_query_prepare(q, "SELECT id FROM selected_scan ORDER BY id")))
+	if (!(s = fidx_query_prepare(q, "SELECT id, root FROM selected_scan ORDER BY id")))
 		return -1;
 	size_t cap = 0;
 	int rc;
@@ -354,12 +354,20 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every)
 		if (q->nscans == cap) {
 			size_t ncap = cap ? 2 * cap : 16;
 			int64_t *n = realloc(q->scans, ncap * sizeof(*n));
-			if (!n) {
+			char **r = n ? realloc(q->roots, ncap * sizeof(*r)) : NULL;
+			if (n)
+				q->scans = n;
+			if (!r) {
 				fidx_error("out of memory");
 				goto out;
 			}
-			q->scans = n;
+			q->roots = r;
 			cap = ncap;
+		}
+		const char *root = (const char *)sqlite3_column_text(s, 1);
+		if (!(q->roots[q->nscans] = strdup(root ? root : ""))) {
+			fidx_error("out of memory");
+			goto out;
 		}
 		q->scans[q->nscans++] = sqlite3_column_int64(s, 0);
 	}
@@ -387,9 +395,54 @@ static void query_free(struct fidx_query *q)
 	if (q->hold)
 		fidx_dbfile_release(&q->hold->file);
 	free(q->hold);
+	for (size_t i = 0; i < q->nscans; i++)
+		free(q->roots[i]);
+	free(q->roots);
 	free(q->scans);
 	free(q->path);
 	free(q);
+}
+
+struct fidx_rowcheck *fidx_query_rowcheck(const struct fidx_query *q, sqlite3_stmt *s,
+					  uint64_t columns)
+{
+	struct fidx_rowcheck *c = fidx_rowcheck_new(s, columns);
+	for (size_t i = 0; c && i < q->nscans; i++) {
+		if (fidx_rowcheck_root(c, q->scans[i], q->roots[i]) < 0) {
+			fidx_rowcheck_free(c);
+			c = NULL;
+		}
+	}
+	if (!c)
+		fidx_error("out of memory");
+	return c;
+}
+
+int fidx_query_damaged(const struct fidx_query *q, const char *what)
+{
+	fidx_error("database '%s' is damaged: %s", fidx_quote(q->path), what);
+	return 2;
+}
+
+int fidx_query_check_scan(const struct fidx_query *q, int64_t id)
+{
+	sqlite3_stmt *s = fidx_query_prepare(q, id ? "SELECT * FROM scan WHERE id = ?"
+						   : "SELECT * FROM scan WHERE id IN"
+						     " (SELECT id FROM selected_scan) ORDER BY id");
+	if (s)
+		sqlite3_bind_int64(s, 1, id);
+	struct fidx_rowcheck *c = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
+	const char *what = NULL;
+	int rc = SQLITE_DONE;
+	while (c && !what && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		what = fidx_rowcheck(c, s);
+	if (what)
+		fidx_query_damaged(q, what);
+	else if (c && rc != SQLITE_DONE)
+		fidx_query_fail(q);
+	fidx_rowcheck_free(c);
+	sqlite3_finalize(s);
+	return c && !what && rc == SQLITE_DONE ? 0 : -1;
 }
 
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
@@ -406,7 +459,8 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 	}
 	int held = connect_still(q, true);
 	if (held < 0 || (held == 0 && connect_read(q, false) < 0) || check_version(q) < 0 ||
-	    check_schema(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0)
+	    check_schema(q) < 0 || select_scans(q, a->scan, a->every_scan) < 0 ||
+	    (!a->raw && fidx_query_check_scan(q, 0) < 0))
 		goto fail;
 	return q;
 fail:

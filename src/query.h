@@ -39,6 +39,7 @@
 
 #include "cli.h"
 #include "dbfile.h"
+#include "rowcheck.h"
 
 /* An open database and the scans a command reads. */
 struct fidx_query {
@@ -47,6 +48,7 @@ struct fidx_query {
 	int version;       /* its schema version (1..FIDX_SCHEMA_VERSION) */
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
+	char **roots;      /* the root of each selected scan, as scans */
 	struct fidx_query_hold *hold; /* the main file held still (immutable read); NULL when not */
 };
 
@@ -65,9 +67,10 @@ struct fidx_query_hold {
 int fidx_query_db_arg(const char *arg, struct fidx_query_args *a);
 
 /*
- * Opens a->db (or ./fidx.db) read-only and selects a->scan.  On failure
- * prints one line (missing database, not a fidx database, newer version, no
- * such scan, no complete scan) and returns NULL.
+ * Opens a->db (or ./fidx.db) read-only and selects a->scan.  Unless a->raw,
+ * checks the rows of the selected scans (rowcheck.h).  On failure prints one
+ * line (missing database, not a fidx database, newer version, no such scan,
+ * no complete scan, a damaged scan row) and returns NULL.
  */
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a);
 
@@ -77,6 +80,28 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a);
  * immutable read, that it did).  Returns 2, the exit status of a fatal error.
  */
 int fidx_query_fail(const struct fidx_query *q);
+
+/*
+ * Makes the row checks (rowcheck.h) of the columns of statement s (those
+ * with a bit in columns, FIDX_ROWCHECK_ALL for all), which reads rows of
+ * q's selected scans: their roots are told.  Returns NULL after printing
+ * "out of memory".
+ */
+struct fidx_rowcheck *fidx_query_rowcheck(const struct fidx_query *q, sqlite3_stmt *s,
+					  uint64_t columns);
+
+/*
+ * Prints "database 'x' is damaged: <what>" (what: fidx_rowcheck()'s answer).
+ * Returns 2, the exit status of a fatal error.
+ */
+int fidx_query_damaged(const struct fidx_query *q, const char *what);
+
+/*
+ * Checks the row of scan id (0: of every selected scan; what fidx_query_open()
+ * does unless args.raw), as rowcheck.h says.  Returns 0, or -1 after
+ * printing what is damaged (or SQLite's failure).
+ */
+int fidx_query_check_scan(const struct fidx_query *q, int64_t id);
 
 /*
  * Prepares sql on q's connection.  Returns the statement, or NULL after

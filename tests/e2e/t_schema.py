@@ -24,6 +24,7 @@ with Python's sqlite3:
 
 import os
 import shutil
+import time
 
 import lib
 from lib import Checker, TempDir, run_fidx, write
@@ -133,8 +134,8 @@ def check_trigger(chk, top, db, root):
 def check_trigger_during_scan(chk, top, db):
 	"""
 	A trigger added while a scan writes, after the store accepted the
-	database: the scan commits its first BATCH_ROWS quick rows, Python adds
-	the trigger, the slow files' rows come after it; the trigger never fires.
+	database: once the scan committed its first BATCH_ROWS quick rows, Python
+	adds the trigger; the slow files' rows come after it; it never fires.
 	"""
 	folder = top + b"/during"
 	os.mkdir(folder)
@@ -147,9 +148,18 @@ def check_trigger_during_scan(chk, top, db):
 	for i in range(BATCH_ROWS - 1 - dirs):  # the root and its folders make the batch
 		write(slow + b"/d%d/f%d" % (i % dirs, i))
 	for i in range(2):
-		lib.sparse(slow + b"/big%d" % i, 512 << 20, [((512 << 20) - 1, b"!")])
+		lib.sparse(slow + b"/big%d" % i, 1 << 30, [((1 << 30) - 1, b"!")])
 	scan1 = lib.dump_scan(d, 1)
 	p = lib.start_scan(d, "--hash", "sha512", slow, settle=0)
+	# Once the quick rows are committed; the slow files are still being hashed.
+	deadline = time.monotonic() + 30
+	while time.monotonic() < deadline and p.poll() is None:
+		con = lib.connect(d)
+		n = con.execute("SELECT count(*) FROM file WHERE scan_id = 2").fetchone()[0]
+		con.close()
+		if n >= BATCH_ROWS:
+			break
+		time.sleep(0.02)
 	con = lib.connect(d)
 	con.executescript(TRIGGER)
 	con.commit()
