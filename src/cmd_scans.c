@@ -72,6 +72,20 @@ static void json_text(sqlite3_stmt *s, const char *key, int c)
 		fidx_json_string(stdout, (const char *)sqlite3_column_text(s, c));
 }
 
+/*
+ * The seconds from the scan's start to its end: the difference in integers
+ * when it fits, else in floating point (times of a damaged row can be any).
+ */
+static double duration_s(sqlite3_stmt *s)
+{
+	int64_t ns;
+	if (__builtin_sub_overflow(sqlite3_column_int64(s, C_FINISHED),
+				   sqlite3_column_int64(s, C_STARTED), &ns))
+		return ((double)sqlite3_column_int64(s, C_FINISHED) -
+			(double)sqlite3_column_int64(s, C_STARTED)) / 1e9;
+	return (double)ns / 1e9;
+}
+
 /* Prints one scan as a JSON object on its own line. */
 static void print_json(sqlite3_stmt *s)
 {
@@ -91,9 +105,7 @@ static void print_json(sqlite3_stmt *s)
 	json_int(s, "started_ns", C_STARTED);
 	json_int(s, "finished_ns", C_FINISHED);
 	if (sqlite3_column_type(s, C_FINISHED) != SQLITE_NULL)
-		printf(",\"duration_s\":%.3f",
-		       (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED)) /
-			       1e9);
+		printf(",\"duration_s\":%.3f", duration_s(s));
 	else
 		fputs(",\"duration_s\":null", stdout);
 	json_int(s, "entries", C_ENTRIES);
@@ -121,9 +133,7 @@ static void print_text(sqlite3_stmt *s, bool nul)
 	bool done = sqlite3_column_type(s, C_FINISHED) != SQLITE_NULL;
 
 	if (done)
-		snprintf(dur, sizeof(dur), "%.1fs",
-			 (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED)) /
-				 1e9);
+		snprintf(dur, sizeof(dur), "%.1fs", duration_s(s));
 	else
 		strcpy(dur, "-");
 	if (sqlite3_column_type(s, C_ENTRIES) == SQLITE_NULL) {
