@@ -265,7 +265,7 @@ enum { R_TYPE, R_SIZE, R_MODE, R_UID, R_GID, R_NLINK, R_MTIME, R_EXT, R_LINK, R_
 
 static const char row_sql[] =
 	"SELECT type, size, mode, uid, gid, nlink, mtime_ns, ext, link_target,"
-	" md5, sha1, sha256, sha512, xxh128, error, scan_id, path FROM file WHERE id = ?";
+	" md5, sha1, sha256, sha512, xxh128, error, scan_id, path, id FROM file WHERE id = ?";
 
 static const char *const digest_names[] = {"md5", "sha1", "sha256", "sha512", "xxh128"};
 
@@ -503,6 +503,7 @@ static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpa
 	struct fidx_pathiter *it = fidx_pathiter_open(q->db, scan, tri, ntri);
 	struct fidx_pathent e;
 	const char *damage = NULL;
+	char mismatch[96];
 	int rc;
 
 	if (!it)
@@ -535,8 +536,12 @@ static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpa
 			sqlite3_bind_int64(row, 1, e.id);
 			/* The index narrows, the file table decides. */
 			if ((rc = sqlite3_step(row)) != SQLITE_ROW || !row_is(row, scan, &e)) {
-				if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-					damage = "an entry whose row is another's or none";
+				if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+					snprintf(mismatch, sizeof(mismatch), "the row of an entry, %"
+						 PRId64 ", is %s", e.id, rc == SQLITE_ROW
+						 ? "another path's" : "not in the database");
+					damage = mismatch;
+				}
 				errno = damage ? EBADMSG : EIO;
 				break;
 			}
