@@ -24,6 +24,8 @@ with Python's sqlite3:
 
 import os
 import shutil
+import signal
+import sqlite3
 import time
 
 import lib
@@ -134,44 +136,51 @@ def check_trigger(chk, top, db, root):
 def check_trigger_during_scan(chk, top, db):
 	"""
 	A trigger added while a scan writes, after the store accepted the
-	database: once the scan committed its first BATCH_ROWS quick rows, Python
-	adds the trigger; the slow files' rows come after it; it never fires.
+	database: the scan is stopped (SIGSTOP) once it committed its first
+	BATCH_ROWS rows, between two transactions, Python adds the trigger, and
+	the scan goes on with its other rows; the trigger never fires.
 	"""
 	folder = top + b"/during"
 	os.mkdir(folder)
 	d = folder + b"/c.db"
 	shutil.copyfile(db, d)
 	slow = top + b"/slow"
-	dirs = 9
+	dirs = 30
 	for k in range(dirs):
 		os.makedirs(slow + b"/d%d" % k)
-	for i in range(BATCH_ROWS - 1 - dirs):  # the root and its folders make the batch
+	for i in range(3 * BATCH_ROWS):
 		write(slow + b"/d%d/f%d" % (i % dirs, i))
-	for i in range(2):
-		lib.sparse(slow + b"/big%d" % i, 1 << 30, [((1 << 30) - 1, b"!")])
 	scan1 = lib.dump_scan(d, 1)
-	p = lib.start_scan(d, "--hash", "sha512", slow, settle=0)
-	# Once the quick rows are committed; the slow files are still being hashed.
-	deadline = time.monotonic() + 30
+	p = lib.start_scan(d, "--hash", "none", slow, settle=0)
+	deadline = time.monotonic() + 60
 	while time.monotonic() < deadline and p.poll() is None:
 		con = lib.connect(d)
 		n = con.execute("SELECT count(*) FROM file WHERE scan_id = 2").fetchone()[0]
 		con.close()
 		if n >= BATCH_ROWS:
 			break
-		time.sleep(0.02)
-	con = lib.connect(d)
-	con.executescript(TRIGGER)
-	con.commit()
-	last = con.execute("SELECT max(id) FROM file").fetchone()[0]
-	con.close()
+		time.sleep(0.01)
+	last = None
+	while last is None and time.monotonic() < deadline and p.poll() is None:
+		os.kill(p.pid, signal.SIGSTOP)
+		try:
+			con = sqlite3.connect(d, timeout=0.2)
+			con.executescript(TRIGGER)
+			con.commit()
+			last = con.execute("SELECT max(id) FROM file").fetchone()[0]
+			con.close()
+		except sqlite3.OperationalError:  # stopped inside a transaction: a little further
+			con.close()
+			os.kill(p.pid, signal.SIGCONT)
+			time.sleep(0.005)
+	os.kill(p.pid, signal.SIGCONT)
 	_, err = p.communicate(timeout=120)
 	chk.ok("trigger during a scan: the scan completes", p.returncode == 0, repr(err))
 	con = lib.connect(d)
-	after = con.execute("SELECT count(*) FROM file WHERE id > ?", (last,)).fetchone()[0]
+	after = con.execute("SELECT count(*) FROM file WHERE id > ?", (last or 0,)).fetchone()[0]
 	con.close()
-	chk.ok("trigger during a scan: rows were inserted after the trigger was made", after > 0,
-	       "none after row %r" % last)
+	chk.ok("trigger during a scan: rows were inserted after the trigger was made",
+	       last is not None and after > 0, "none after row %r" % last)
 	chk.eq("trigger during a scan: never fired", fired(d), 0)
 	chk.ok("trigger during a scan: scan 1 unchanged", lib.dump_scan(d, 1) == scan1)
 	res = run_fidx("verify", "--all", d)
