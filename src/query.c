@@ -19,6 +19,12 @@
 /* Wait this long for a writer's lock (only a checkpoint ever takes one). */
 #define BUSY_TIMEOUT_MS 10000
 
+/* What an immutable read holds: the file, and whether its moving was told. */
+struct fidx_query_hold {
+	struct fidx_dbfile_hold file; /* the reader lock and what must not change */
+	bool told;                    /* "changed while read" is printed (once) */
+};
+
 int fidx_query_db_arg(const char *arg, struct fidx_query_args *a)
 {
 	uint32_t version;

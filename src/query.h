@@ -38,7 +38,6 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "dbfile.h"
 #include "rowcheck.h"
 
 /* An open database and the scans a command reads. */
@@ -49,13 +48,8 @@ struct fidx_query {
 	int64_t *scans;    /* the selected scan ids, ascending */
 	size_t nscans;     /* how many (at least 1, unless args.every_scan) */
 	char **roots;      /* the root of each selected scan, as scans */
-	struct fidx_query_hold *hold; /* the main file held still (immutable read); NULL when not */
-};
-
-/* What an immutable read holds: the file, and whether its moving was told. */
-struct fidx_query_hold {
-	struct fidx_dbfile_hold file; /* the reader lock and what must not change */
-	bool told;                    /* "changed while read" is printed (once) */
+	struct fidx_query_hold *hold; /* the main file held still (immutable read, query.c);
+					 NULL when read through SQLite's locks */
 };
 
 /*
