@@ -477,7 +477,7 @@ struct fidx_pathiter {
 	int64_t scan_id;
 	bool indexed;              /* reading blocks (else the file table) */
 	sqlite3_stmt *stmt;        /* the block look-up, or the file-table query */
-	uint32_t *blocks;          /* the blocks to read, ascending */
+	uint32_t *blocks;          /* the blocks to read, ascending; NULL: every one, 0 to nblocks - 1 */
 	size_t nblocks;            /* how many */
 	size_t next_block;         /* the next to read */
 	const unsigned char *p;    /* the rest of the current block */
@@ -584,8 +584,10 @@ static int cmp_sized(const void *a, const void *b)
 }
 
 /*
- * Fills it->blocks with the blocks that hold every trigram (all nblocks of
- * them when ntri is 0).  Returns 0, or -1 with errno set.
+ * Fills it->blocks with the blocks that hold every trigram; when ntri is 0,
+ * all nblocks of them, without a list (it->blocks NULL: the count comes from
+ * the path_index row, which may be damaged, and a block that is not there
+ * is found when it is read).  Returns 0, or -1 with errno set.
  */
 static int choose_blocks(struct fidx_pathiter *it, uint64_t nblocks, const uint32_t *tri,
 			 size_t ntri)
@@ -596,12 +598,6 @@ static int choose_blocks(struct fidx_pathiter *it, uint64_t nblocks, const uint3
 	int ret = -1;
 
 	if (ntri == 0) {
-		if (!(it->blocks = malloc((nblocks ? nblocks : 1) * sizeof(*it->blocks)))) {
-			errno = ENOMEM;
-			return -1;
-		}
-		for (uint64_t b = 0; b < nblocks; b++)
-			it->blocks[b] = (uint32_t)b;
 		it->nblocks = nblocks;
 		return 0;
 	}
@@ -770,7 +766,8 @@ static int load_block(struct fidx_pathiter *it)
 	if (it->next_block == it->nblocks)
 		return 0;
 	sqlite3_reset(it->stmt);
-	it->where = it->blocks[it->next_block++];
+	it->where = it->blocks ? it->blocks[it->next_block] : it->next_block;
+	it->next_block++;
 	sqlite3_bind_int64(it->stmt, 1, (it->scan_id << 32) | it->where);
 	int rc = sqlite3_step(it->stmt);
 	if (rc == SQLITE_DONE)

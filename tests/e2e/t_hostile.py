@@ -12,7 +12,8 @@ corrupting rows at random):
     a path that is not text, not absolute, or not below its scan's root; a
     type letter fidx does not write; a scan row's text that is a blob;
   * path index blocks that decode to empty, out of order or misplaced paths,
-    or to an entry whose row is another's;
+    or to an entry whose row is another's; a block missing; an index row
+    counting 2^32 - 1 blocks (which hung: a list of them all was made);
   * times at the ends of 64 bits (a duration that overflowed).
 
 Each command that reads the damaged value must exit with its fatal status
@@ -198,6 +199,11 @@ def main():
 			 [["find"]],
 			 rb"fidx: the path index of scan 2 in database '[^']*' is damaged"
 			 rb" \(block 0: a block that is missing\)"),
+			("an index of 2^32 - 1 blocks", "UPDATE path_index SET blocks = 4294967295"
+			 " WHERE scan_id = 2",
+			 [["find"], ["find", "-i", "F1"]],
+			 rb"fidx: the path index of scan 2 in database '[^']*' is damaged"
+			 rb" \(block \d+: a block that is missing\)"),
 		]
 		for label, sql, cmds, line in cases:
 			copy = damaged(top, db, label.encode(), sql)
