@@ -20,9 +20,9 @@
  *
  * Nothing is left behind: a database no connection is open on (no -wal or
  * -shm beside it) is read as an immutable file under fidx's reader lock
- * (dbfile.h), so the folder is left as it was, no file made, no time moved;
- * so is a database in a folder the user cannot write (read-only evidence
- * media) when no WAL content is pending beside it.  A query that read the
+ * (dbfile.h), so the folder is left as it was: no file made, no modification
+ * or change time moved; so is a database in a folder the user cannot write
+ * (read-only evidence media) when no WAL content is pending beside it.  A query that read the
  * main file while a writer that is not fidx changed it fails when it closes.
  *
  * Nothing of the database runs: every connection is made with triggers and
