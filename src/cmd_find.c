@@ -511,9 +511,11 @@ static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpa
 	while ((rc = fidx_pathiter_next(it, &e)) == 1) {
 		if (!fidx_rowcheck_below(root, rootlen, e.path, e.len)) {
 			if (!fidx_pathiter_indexed(it)) {
-				char msg[8192];
+				char msg[8192], quoted[4200];
+				snprintf(quoted, sizeof(quoted), "%s", fidx_quote(root));
 				snprintf(msg, sizeof(msg), "scan %" PRId64 ", row %" PRId64 ": path '%s'"
-					 " is not below the scan's root", scan, e.id, fidx_quote(e.path));
+					 " is not below the scan's root '%s'", scan, e.id,
+					 fidx_quote(e.path), quoted);
 				fidx_pathiter_close(it);
 				return fidx_query_damaged(q, msg);
 			}
