@@ -79,6 +79,8 @@ struct fidx_query_args {
 	unsigned digests;   /* set by the command: the default selection prefers scans
 			       that computed one of these digests (1u << enum
 			       fidx_digest); 0 for any scan (query.h) */
+	bool raw;           /* set by the command: the selected scan rows are not
+			       checked (rowcheck.h), as fidx verify reads them */
 };
 
 /* The options that choose what is read: --db and --scan. */

@@ -341,12 +341,15 @@ int cmd_check(int argc, char **argv)
 	if (status)
 		return status == 1 ? 0 : status;
 	a.qa.every_scan = true;
+	a.qa.raw = true;  /* the baseline's rows are checked, not every scan's */
 	const char *dbpath = fidx_cli_db(a.qa.db);
 	if (!(q = fidx_query_open(&a.qa)))
 		return fidx_diff_open_status(dbpath);
 	if ((status = find_baseline(q, a.path, &base)) != 0)
 		goto out;
 	status = FIDX_DIFF_EXIT_READ;
+	if (fidx_query_check_scan(q, base.id) < 0)
+		goto out;
 
 	/* Never fail with EMFILE: take no more jobs than the descriptor limit allows. */
 	unsigned long nofile = fidx_raise_nofile();
@@ -373,8 +376,10 @@ int cmd_check(int argc, char **argv)
 	 * the new scan would be lost.  So the two connections never overlap.
 	 */
 	if (a.update) {
-		fidx_query_close(q);
+		int changed = fidx_query_close(q);
 		q = NULL;
+		if (changed < 0)
+			goto out;
 	}
 	if (!a.update && scratch_make(&scratch) < 0)
 		goto out;
@@ -404,8 +409,8 @@ int cmd_check(int argc, char **argv)
 	if (!a.update && attach_live(q, scratch.path) < 0)
 		goto out;
 
-	struct fidx_diff_side old = {"main", base.id, base.root};
-	struct fidx_diff_side new = {a.update ? "main" : "live", live_id, base.root};
+	struct fidx_diff_side old = {"main", base.id, base.root, dbpath};
+	struct fidx_diff_side new = {a.update ? "main" : "live", live_id, base.root, dbpath};
 	if (!(d = fidx_diff_compare(q->db, &old, &new, a.attrs, &errmsg))) {
 		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
@@ -444,7 +449,8 @@ out:
 	fidx_diff_free(d);
 	fidx_reuse_free(reuse);
 	fidx_store_close(st);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = FIDX_DIFF_EXIT_READ;
 	scratch_remove(&scratch);
 	fidx_scan_row_free(&base);
 	free(errmsg);

@@ -237,7 +237,7 @@ static void warn_digests(struct fidx_query *q, const struct chosen *old, const s
 int cmd_diff(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
-	struct fidx_query_args qa = {.every_scan = true};
+	struct fidx_query_args qa = {.every_scan = true, .raw = true};
 	struct fidx_diff_print_opts po = {0};
 	struct chosen old = {0}, new = {0};
 	struct fidx_query *q = NULL;
@@ -291,9 +291,14 @@ int cmd_diff(int argc, char **argv)
 		return fidx_diff_open_status(fidx_cli_db(qa.db));
 	if ((status = choose(q, ids, nids, &old, &new)) != 0)
 		goto out;
+	status = FIDX_DIFF_EXIT_READ;
+	/* The two scans' rows, not every scan's (diff selects them all). */
+	if (fidx_query_check_scan(q, old.id) < 0 || fidx_query_check_scan(q, new.id) < 0)
+		goto out;
 	if (attrs >> FIDX_DIFF_CONTENT & 1)
 		warn_digests(q, &old, &new);
-	struct fidx_diff_side so = {"main", old.id, old.root}, sn = {"main", new.id, new.root};
+	struct fidx_diff_side so = {"main", old.id, old.root, q->path},
+			      sn = {"main", new.id, new.root, q->path};
 	status = FIDX_DIFF_EXIT_READ;
 	if (!(d = fidx_diff_compare(q->db, &so, &sn, attrs, &errmsg))) {
 		fidx_error("%s", errmsg ? errmsg : "out of memory");
@@ -320,6 +325,7 @@ out:
 	fidx_diff_free(d);
 	free(old.root);
 	free(new.root);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = FIDX_DIFF_EXIT_READ;
 	return status;
 }

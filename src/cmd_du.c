@@ -231,12 +231,49 @@ enum { C_PATH, C_TYPE, C_SIZE, C_BLOCKS, C_NLINK, C_DEV, C_INO, C_ERROR };
  * that holds exactly the paths below it, (path + "/", path + "0"), as '/' is
  * the byte just below '0'; %s: the rows the selection shows (query.h).
  */
-#define DU_COLUMNS "SELECT path, type, size, blocks, nlink, dev, ino, error IS NOT NULL FROM file"
+#define DU_COLUMNS "SELECT path, type, size, blocks, nlink, dev, ino, error IS NOT NULL," \
+	" id, scan_id FROM file"
 static const char du_subtree_sql[] =
 	DU_COLUMNS " WHERE scan_id = ?1 AND path = ?2 AND %1$s UNION ALL "
 	DU_COLUMNS " WHERE scan_id = ?1 AND path > ?3 AND path < ?4 AND %1$s";
 /* The whole scan, as a pass over the table (see fidx_space_read_table()). */
 static const char du_table_sql[] = DU_COLUMNS " WHERE +scan_id = ?1 AND %1$s";
+
+/*
+ * Checks that the rows summed for the whole of a complete scan are as many
+ * as its scan row counts: the SQL reads only the paths below the root, so a
+ * row moved out of it would be missed without a word.  Returns 0, or -1
+ * after printing why.
+ */
+static int check_count(const struct fidx_query *q, int64_t scan, int64_t rows)
+{
+	sqlite3_stmt *s = fidx_query_prepare(q, "SELECT entries FROM scan WHERE id = ?"
+					     " AND status = 'complete' AND entries IS NOT NULL");
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, scan);
+	int rc = sqlite3_step(s);
+	int64_t entries = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : rows;
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fidx_query_fail(q), -1;
+	if (entries == rows)
+		return 0;
+	char what[160];
+	snprintf(what, sizeof(what), "scan %" PRId64 ": %" PRId64 " rows lie at or below its root,"
+		 " its scan row counts %" PRId64 " entries", scan, rows, entries);
+	fidx_query_damaged(q, what);
+	return -1;
+}
+
+/* Whether the selection hides part of scan's tree (a newer scan shows it). */
+static bool partly_hidden(const struct fidx_query *q, int64_t scan)
+{
+	for (size_t i = 0; i < q->nhidden; i++)
+		if (q->hidden[i].scan_id == scan)
+			return true;
+	return false;
+}
 
 /*
  * Sums the rows the selection shows of scan at and below from (d->base, or
@@ -251,6 +288,8 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 	char *sql = NULL, *lower = NULL, *upper = NULL;
 	size_t fromlen = strlen(from);
 	sqlite3_stmt *s = NULL;
+	struct fidx_rowcheck *check = NULL;
+	const char *damage;
 	int64_t rows = 0, last = -1;
 	const char *last_key = NULL;
 	size_t last_len = 0;
@@ -262,9 +301,10 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 		sql = NULL;
 		goto nomem;
 	}
-	if (!(s = fidx_query_prepare(q, sql))) {
-		free(sql);
-		return -1;
+	if (!(s = fidx_query_prepare(q, sql)) ||
+	    !(check = fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL))) {
+		rows = -1;
+		goto out;
 	}
 	sqlite3_bind_int64(s, 1, scan);
 	if (!table) {
@@ -278,6 +318,11 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 		sqlite3_bind_text(s, 4, upper, -1, SQLITE_STATIC);
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((damage = fidx_rowcheck(check, s))) {
+			fidx_query_damaged(q, damage);
+			rows = -1;
+			goto out;
+		}
 		const char *path = (const char *)sqlite3_column_text(s, C_PATH);
 		size_t len = (size_t)sqlite3_column_bytes(s, C_PATH);
 		/* What SQL selected is at or below base; a row that is not cannot be placed. */
@@ -332,7 +377,11 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 	if (rc != SQLITE_DONE) {
 		fidx_query_fail(q);
 		rows = -1;
+	} else if (whole && !partly_hidden(q, scan) && check_count(q, scan, rows) < 0) {
+		rows = -1;
 	}
+out:
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
 	free(sql);
 	free(lower);
@@ -340,11 +389,8 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, int64_t scan,
 	return rows;
 nomem:
 	fidx_error("out of memory");
-	sqlite3_finalize(s);
-	free(sql);
-	free(lower);
-	free(upper);
-	return -1;
+	rows = -1;
+	goto out;
 }
 
 /* qsort() order of links: by inode. */
@@ -722,7 +768,8 @@ out:
 	if (q && fidx_out_end() < 0)
 		status = 2;
 	sqlite3_finalize(s);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	for (size_t i = 0; i < nsel; i++)
 		free(sel[i].root);
 	free(sel);

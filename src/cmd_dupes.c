@@ -410,8 +410,10 @@ int cmd_dupes(int argc, char **argv)
 		goto out;
 	if (!(d = fidx_dupes_find(q, &o)))
 		goto out;
-	fidx_query_close(q);
+	int changed = fidx_query_close(q);
 	q = NULL;
+	if (changed < 0)
+		goto out;
 	if (!sdb.temporary)
 		keep_digests(d, fidx_cli_db(qa.db));
 	if (d->interrupted) {
@@ -431,7 +433,8 @@ int cmd_dupes(int argc, char **argv)
 	status = fidx_out_end() < 0 ? 2 : d->ngroups ? 0 : 1;
 out:
 	fidx_dupes_free(d);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	fidx_store_close(st);
 	remove_temporary(&sdb);
 	free(sdb.path);

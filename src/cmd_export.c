@@ -264,11 +264,17 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt,
 		 fmt->filter ? " AND " : "", fmt->filter ? fmt->filter : "");
 	if (!(s = fidx_query_prepare(ctx->q, sql)))
 		return -1;
-	if (fmt->begin && fmt->begin(ctx) < 0) {
+	struct fidx_rowcheck *check = fidx_query_rowcheck(ctx->q, s,
+							  fmt->reads ? fmt->reads : FIDX_ROWCHECK_ALL);
+	if (!check || (fmt->begin && fmt->begin(ctx) < 0)) {
+		fidx_rowcheck_free(check);
 		sqlite3_finalize(s);
 		return -1;
 	}
+	const char *damage = NULL;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((damage = fidx_rowcheck(check, s)))
+			break;
 		fmt->row(ctx, s);
 		if (++n % CHECK_EVERY == 0) {
 			atomic_store_explicit(rows, n, memory_order_relaxed);
@@ -276,11 +282,16 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt,
 				break;
 		}
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		fidx_query_fail(ctx->q);
+	if (damage || (rc != SQLITE_ROW && rc != SQLITE_DONE)) {
+		if (damage)
+			fidx_query_damaged(ctx->q, damage);
+		else
+			fidx_query_fail(ctx->q);
+		fidx_rowcheck_free(check);
 		sqlite3_finalize(s);
 		return -1;
 	}
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE && fmt->end)
 		fmt->end(ctx);
@@ -372,6 +383,7 @@ int cmd_export(int argc, char **argv)
 	status = ctx.no_digest || ctx.bad_name ? 1 : 0;
 out:
 	free(ctx.scan_digests);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

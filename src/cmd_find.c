@@ -266,16 +266,16 @@ static int parse_hash(const char *s, struct filters *f)
 	return 0;
 }
 
-/* Columns of the row query (by id); the eight of dbtime.h follow error. */
+/* Columns of the row query (by id): the row, whose scan, path and id check it is the index entry's, then the eight of dbtime.h. */
 enum { R_TYPE, R_SIZE, R_MODE, R_UID, R_GID, R_NLINK, R_MTIME, R_EXT, R_LINK, R_DIGEST0,
-       R_ERROR = R_DIGEST0 + 5, R_TIME_EXT };
+       R_ERROR = R_DIGEST0 + 5, R_SCAN, R_PATH, R_ID, R_TIME_EXT };
 
 /* Writes the row query of a database of schema version into buf. */
 static void row_sql(char *buf, size_t size, int version)
 {
 	snprintf(buf, size, "SELECT type, size, mode, uid, gid, nlink, mtime_ns, ext, link_target,"
-		 " md5, sha1, sha256, sha512, xxh128, error%s FROM file WHERE id = ?",
-		 fidx_time_ext_sql(version, NULL));
+		 " md5, sha1, sha256, sha512, xxh128, error, scan_id, path, id%s FROM file"
+		 " WHERE id = ?", fidx_time_ext_sql(version, NULL));
 }
 
 /* Reads the mtime of the row into *t.  Returns false when it has none. */
@@ -481,10 +481,25 @@ static void print_json(sqlite3_stmt *row, int64_t scan, int64_t id, const char *
 	fputs("}\n", stdout);
 }
 
-/* Reports a failed read of the index or the file table.  Returns 2. */
-static int read_failed(const struct fidx_query *q, int64_t scan)
+/*
+ * Reports a failed read of the index or the file table of scan (where it
+ * failed: it, NULL before it could be opened; what is wrong: the iterator's
+ * word, unless damage says).  Returns 2.
+ */
+static int read_failed(const struct fidx_query *q, int64_t scan, const struct fidx_pathiter *it,
+		       const char *damage)
 {
-	if (errno == EBADMSG)
+	const char *found = "unreadable";
+	int64_t where = it ? fidx_pathiter_where(it, &found) : 0;
+	if (!damage)
+		damage = found;
+	if (errno == EBADMSG && it && fidx_pathiter_indexed(it))
+		fidx_error("the path index of scan %" PRId64 " in database '%s' is damaged (block %"
+			   PRId64 ": %s)", scan, fidx_quote(q->path), where, damage);
+	else if (errno == EBADMSG && it)
+		fidx_error("database '%s' is damaged: scan %" PRId64 ", row %" PRId64 ": %s",
+			   fidx_quote(q->path), scan, where, damage);
+	else if (errno == EBADMSG)
 		fidx_error("the path index of scan %" PRId64 " in database '%s' is damaged", scan,
 			   fidx_quote(q->path));
 	else if (errno == ENOMEM)
@@ -495,22 +510,55 @@ static int read_failed(const struct fidx_query *q, int64_t scan)
 }
 
 /*
+ * Whether the file row fetched for an index entry (row_sql) is the entry's:
+ * of the scan, with the same path, byte for byte.
+ */
+static bool row_is(sqlite3_stmt *row, int64_t scan, const struct fidx_pathent *e)
+{
+	return sqlite3_column_int64(row, R_SCAN) == scan &&
+	       sqlite3_column_type(row, R_PATH) == SQLITE_TEXT &&
+	       (size_t)sqlite3_column_bytes(row, R_PATH) == e->len &&
+	       memcmp(sqlite3_column_blob(row, R_PATH), e->path, e->len) == 0;
+}
+
+/*
  * Lists the matching entries of one scan.  Returns 0 (with *found counted
  * up), or 2 after reporting a failure.
  */
-static int find_in_scan(const struct fidx_query *q, int64_t scan, struct fidx_findpat *pat,
+static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpat *pat,
 			const uint32_t *tri, size_t ntri, const struct filters *f,
-			struct printer *pr, sqlite3_stmt *row, uint64_t *found)
+			struct printer *pr, sqlite3_stmt *row, struct fidx_rowcheck *check,
+			uint64_t *found)
 {
+	int64_t scan = q->scans[k];
+	const char *root = q->roots[k];
+	size_t rootlen = strlen(root);
 	struct fidx_pathiter *it = fidx_pathiter_open(q->db, scan, tri, ntri);
 	struct fidx_pathent e;
+	const char *damage = NULL;
+	char mismatch[96];
 	int rc;
 
 	if (!it)
-		return read_failed(q, scan);
+		return read_failed(q, scan, NULL, NULL);
 	while ((rc = fidx_pathiter_next(it, &e)) == 1) {
 		if (++pr->visited % 1024 == 0)
 			atomic_store_explicit(&pr->shown, pr->visited, memory_order_relaxed);
+		if (!fidx_rowcheck_below(root, rootlen, e.path, e.len)) {
+			if (!fidx_pathiter_indexed(it)) {
+				char msg[8192], quoted[4200];
+				snprintf(quoted, sizeof(quoted), "%s", fidx_quote(root));
+				snprintf(msg, sizeof(msg), "scan %" PRId64 ", row %" PRId64 ": path '%s'"
+					 " is not below the scan's root '%s'", scan, e.id,
+					 fidx_quote(e.path), quoted);
+				fidx_pathiter_close(it);
+				return fidx_query_damaged(q, msg);
+			}
+			damage = "a path outside the scan's root";
+			errno = EBADMSG;
+			rc = -1;
+			break;
+		}
 		if (pat) {
 			int m = fidx_findpat_match(pat, e.path, e.len);
 			if (m < 0) {
@@ -526,9 +574,21 @@ static int find_in_scan(const struct fidx_query *q, int64_t scan, struct fidx_fi
 		if (row) {
 			sqlite3_reset(row);
 			sqlite3_bind_int64(row, 1, e.id);
-			if ((rc = sqlite3_step(row)) != SQLITE_ROW) {
-				errno = rc == SQLITE_DONE ? EBADMSG : EIO;
+			/* The index narrows, the file table decides. */
+			if ((rc = sqlite3_step(row)) != SQLITE_ROW || !row_is(row, scan, &e)) {
+				if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+					snprintf(mismatch, sizeof(mismatch), "the row of an entry, %"
+						 PRId64 ", is %s", e.id, rc == SQLITE_ROW
+						 ? "another path's" : "not in the database");
+					damage = mismatch;
+				}
+				errno = damage ? EBADMSG : EIO;
 				break;
+			}
+			const char *what = fidx_rowcheck(check, row);
+			if (what) {
+				fidx_pathiter_close(it);
+				return fidx_query_damaged(q, what);
 			}
 			if (!passes(f, row))
 				continue;
@@ -546,10 +606,9 @@ static int find_in_scan(const struct fidx_query *q, int64_t scan, struct fidx_fi
 			break;
 		}
 	}
-	int err = errno;
+	int status = rc == 0 ? 0 : read_failed(q, scan, it, damage);
 	fidx_pathiter_close(it);
-	errno = err;
-	return rc == 0 ? 0 : read_failed(q, scan);
+	return status;
 }
 
 /*
@@ -585,6 +644,7 @@ int cmd_find(int argc, char **argv)
 	struct filters f = {0};
 	struct printer *pr = NULL;
 	sqlite3_stmt *row = NULL;
+	struct fidx_rowcheck *check = NULL;
 	uint32_t *tri = NULL;
 	enum fidx_findpat_kind kind = FIDX_FINDPAT_SUBSTRING;
 	bool icase = false, longfmt = false, has_pat = false, quiet = false;
@@ -675,7 +735,9 @@ int cmd_find(int argc, char **argv)
 	}
 	char sql[512];
 	row_sql(sql, sizeof(sql), q->version);
-	if ((any_filter(&f) || longfmt || qa.json) && !(row = fidx_query_prepare(q, sql)))
+	if ((any_filter(&f) || longfmt || qa.json) &&
+	    (!(row = fidx_query_prepare(q, sql)) ||
+	     !(check = fidx_query_rowcheck(q, row, FIDX_ROWCHECK_ALL))))
 		goto out;
 	fidx_out_begin();
 	uint64_t found = 0;
@@ -684,7 +746,7 @@ int cmd_find(int argc, char **argv)
 		fidx_progress_rows_wanted(quiet, true)
 			? fidx_progress_rows_start(&pr->shown, fidx_query_rows(q, false)) : NULL;
 	for (size_t i = 0; i < q->nscans && status == 0; i++)
-		status = find_in_scan(q, q->scans[i], has_pat ? &pat : NULL, tri, ntri, &f, pr, row,
+		status = find_in_scan(q, i, has_pat ? &pat : NULL, tri, ntri, &f, pr, row, check,
 				      &found);
 	fidx_progress_stop(progress);
 	if (fidx_out_end() < 0)
@@ -692,8 +754,10 @@ int cmd_find(int argc, char **argv)
 	if (status == 0 && !found)
 		status = 1;
 out:
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(row);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	fidx_findpat_free(&pat);
 	filters_free(&f);
 	free(tri);

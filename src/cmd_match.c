@@ -381,17 +381,25 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 	int whole = fidx_space_read_table(q, 0);
 	if (whole < 0)
 		return -1;
-	snprintf(sql + n, sizeof(sql) - n, " FROM file WHERE %sscan_id IN"
-		 " (SELECT id FROM selected_scan) AND type = 'f' AND %s", whole ? "+" : "",
-		 fidx_query_shown(q, "file"));
+	snprintf(sql + n, sizeof(sql) - n, ", id, type FROM file WHERE %sscan_id IN"
+		 " (SELECT id FROM selected_scan) AND " FIDX_SQL_FILE_OR_DAMAGED("type") " AND %s",
+		 whole ? "+" : "", fidx_query_shown(q, "file"));
 	sqlite3_stmt *s = fidx_query_prepare(q, sql);
-	if (!s)
+	struct fidx_rowcheck *check = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
+	const char *damage = NULL;
+	if (!check) {
+		sqlite3_finalize(s);
 		return -1;
+	}
 	int rc;
 	uint64_t nrows = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (++nrows % 1024 == 0)
 			atomic_store_explicit(rows, nrows, memory_order_relaxed);
+		if ((damage = fidx_rowcheck(check, s))) {
+			fidx_query_damaged(q, damage);
+			break;
+		}
 		const struct fidx_hashloc *best = NULL;
 		const uint8_t *best_digest = NULL, *first = NULL;
 		enum fidx_digest best_algo = FIDX_MD5, first_algo = FIDX_MD5;
@@ -426,10 +434,11 @@ static int compare(struct fidx_query *q, const struct printer *pr, unsigned usab
 			break;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (!damage && rc != SQLITE_DONE)
 		fidx_query_fail(q);
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return !damage && rc == SQLITE_DONE ? 0 : -1;
 }
 
 int cmd_match(int argc, char **argv)
@@ -518,7 +527,8 @@ int cmd_match(int argc, char **argv)
 	}
 	status = c.listed ? 0 : 1;
 out:
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	fidx_hashset_destroy(l.set);
 	free(l.stats);
 	return status;

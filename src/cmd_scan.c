@@ -32,6 +32,7 @@
 #include "scan.h"
 #include "scanargs.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "sysinfo.h"
 
 enum {
@@ -359,6 +360,7 @@ static int newest_root(const char *dbpath, const char *origin, char **root)
 		return -1;
 	}
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    fidx_sqlite_harden(db, true) == 0 &&
 	    sqlite3_prepare_v2(db, "SELECT root FROM scan ORDER BY id DESC LIMIT 1", -1, &s,
 			       NULL) == SQLITE_OK) {
 		int rc = sqlite3_step(s);
@@ -440,11 +442,14 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 		return -1;
 	}
 	if (sqlite3_open_v2(dbpath, &db, resume ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
-			    NULL) != SQLITE_OK) {
+			    NULL) != SQLITE_OK || fidx_sqlite_harden(db, !resume) < 0) {
 		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
 			   db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
+	/* The store's connection checkpoints, minding the readers (store_sqlite.c). */
+	sqlite3_wal_autocheckpoint(db, 0);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	sqlite3_busy_timeout(db, 10000);
 	for (size_t r = 0; r < nroots; r++) {
 		if (resume) {

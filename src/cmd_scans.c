@@ -81,18 +81,23 @@ static const char *shown_status(sqlite3_stmt *s, int *alive)
 
 /*
  * Sets *seconds to how long scan s ran: run_ns (schema 4: every run of a
- * resumed scan, the time between them left out), else its end less its
- * start.  Returns false for a scan that has not ended.
+ * resumed scan, the time between them left out), else its end less its start
+ * (in integers when the difference fits, else in floating point: the times
+ * of a damaged row can be any).  Returns false for a scan that has not ended.
  */
 static bool duration(sqlite3_stmt *s, double *seconds)
 {
+	int64_t ns;
 	if (sqlite3_column_type(s, C_FINISHED) == SQLITE_NULL)
 		return false;
 	if (sqlite3_column_type(s, C_RUN) != SQLITE_NULL)
-		*seconds = sqlite3_column_int64(s, C_RUN) / 1e9;
+		*seconds = (double)sqlite3_column_int64(s, C_RUN) / 1e9;
+	else if (__builtin_sub_overflow(sqlite3_column_int64(s, C_FINISHED),
+					sqlite3_column_int64(s, C_STARTED), &ns))
+		*seconds = ((double)sqlite3_column_int64(s, C_FINISHED) -
+			    (double)sqlite3_column_int64(s, C_STARTED)) / 1e9;
 	else
-		*seconds = (sqlite3_column_int64(s, C_FINISHED) - sqlite3_column_int64(s, C_STARTED))
-			   / 1e9;
+		*seconds = (double)ns / 1e9;
 	return true;
 }
 
@@ -248,6 +253,7 @@ out:
 	if (fidx_out_end() < 0)
 		status = 2;
 	sqlite3_finalize(s);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

@@ -251,8 +251,8 @@ static int stats_init(struct stats *st)
 	return (st->exts = fidx_intern_new()) ? 0 : -1;
 }
 
-/* Columns of the SELECT in gather(); the eight of dbtime.h follow the error flag. */
-enum { C_TYPE, C_SIZE, C_EXT, C_MTIME, C_PATH, C_ERROR, C_TIME_EXT };
+/* Columns of the SELECT in gather(); id and scan_id name a damaged row, then the eight of dbtime.h. */
+enum { C_TYPE, C_SIZE, C_EXT, C_MTIME, C_PATH, C_ERROR, C_ID, C_SCAN, C_TIME_EXT };
 
 /* Adds a regular file with a size to the extension table, histogram and lists. */
 static int add_file(struct stats *st, sqlite3_stmt *s, uint64_t size)
@@ -306,14 +306,22 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 		return -1;
 	/* "+scan_id" keeps SQLite off the index: a pass over the table. */
 	char sql[1024];
-	snprintf(sql, sizeof(sql), "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL%s"
-		 " FROM file WHERE %sscan_id = ? AND %s", fidx_time_ext_sql(q->version, NULL),
-		 table ? "+" : "", fidx_query_shown(q, "file"));
+	snprintf(sql, sizeof(sql), "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL, id,"
+		 " scan_id%s FROM file WHERE %sscan_id = ? AND %s",
+		 fidx_time_ext_sql(q->version, NULL), table ? "+" : "", fidx_query_shown(q, "file"));
 	sqlite3_stmt *s = fidx_query_prepare(q, sql);
-	if (!s)
+	struct fidx_rowcheck *check = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
+	const char *damage = NULL;
+	if (!check) {
+		sqlite3_finalize(s);
 		return -1;
+	}
 	sqlite3_bind_int64(s, 1, scan);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((damage = fidx_rowcheck(check, s))) {
+			fidx_query_damaged(q, damage);
+			break;
+		}
 		const char *type = (const char *)sqlite3_column_text(s, C_TYPE);
 		const char *t = type && type[0] ? strchr(type_letters, type[0]) : NULL;
 		struct tally *ty = &st->types[t ? (size_t)(t - type_letters) : NTYPES - 1];
@@ -326,11 +334,15 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 		ty->bytes += size;
 		if (t && *t == 'f' && add_file(st, s, size) < 0) {
 			fidx_error("out of memory");
+			fidx_rowcheck_free(check);
 			sqlite3_finalize(s);
 			return -1;
 		}
 	}
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
+	if (damage)
+		return -1;
 	if (rc != SQLITE_DONE)
 		return fidx_query_fail(q), -1;
 	return 0;
@@ -620,6 +632,7 @@ out:
 	if (q && fidx_out_end() < 0)
 		status = 2;
 	sqlite3_finalize(s);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

@@ -390,6 +390,7 @@ int cmd_verify(int argc, char **argv)
 	}
 	/* Without --scan, scans_to_check() chooses among every scan. */
 	qa.every_scan = true;
+	qa.raw = true;  /* damaged rows are what verify names */
 	if (!(q = fidx_query_open(&qa)) || scans_to_check(q, qa.scan != NULL, all, &ids, &nids) < 0)
 		goto out_closed;
 	if (seal_arg && nids != 1) {
@@ -422,6 +423,7 @@ out:
 		status = 2;
 out_closed:
 	free(ids);
-	fidx_query_close(q);
+	if (fidx_query_close(q) < 0)
+		status = 2;
 	return status;
 }

@@ -1,15 +1,18 @@
 /*
- * dbfile.c - the header probe of dbfile.h.
+ * dbfile.c - the header probe, the reader lock and the files' errors of dbfile.h.
  */
 #include "dbfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "diag.h"
 
 /* Reads a big-endian 32-bit value. */
 static uint32_t be32(const unsigned char *p)
@@ -63,6 +66,158 @@ fail:
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+/* Whether path + suffix exists (an error other than ENOENT counts as yes). */
+static bool beside(const char *path, const char *suffix)
+{
+	char *p;
+	struct stat sb;
+	if (asprintf(&p, "%s%s", path, suffix) < 0)
+		return true;
+	bool there = lstat(p, &sb) == 0 || errno != ENOENT;
+	free(p);
+	return there;
+}
+
+bool fidx_dbfile_at_rest(const char *path)
+{
+	return !beside(path, "-wal") && !beside(path, "-shm") && !beside(path, "-journal");
+}
+
+/* Reads SQLite's file change counter (header offset 24, big-endian) from fd into *out. */
+static int change_counter(int fd, uint32_t *out)
+{
+	unsigned char b[4];
+	if (pread(fd, b, sizeof(b), 24) != (ssize_t)sizeof(b))
+		return -1;
+	*out = be32(b);
+	return 0;
+}
+
+bool fidx_dbfile_hold(const char *path, bool at_rest, struct fidx_dbfile_hold *h)
+{
+	struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET,
+			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
+	struct stat sb;
+
+	h->fd = -1;
+	if (at_rest && !fidx_dbfile_at_rest(path))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	/* Looked at again once locked: a writer that came in between left its -wal. */
+	if (fcntl(fd, F_OFD_SETLK, &lock) < 0 || (at_rest && !fidx_dbfile_at_rest(path)) ||
+	    fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || change_counter(fd, &h->change_counter) < 0) {
+		close(fd);
+		return false;
+	}
+	h->fd = fd;
+	h->dev = sb.st_dev;
+	h->ino = sb.st_ino;
+	h->size = sb.st_size;
+	h->mtime = sb.st_mtim;
+	h->ctime = sb.st_ctim;
+	return true;
+}
+
+bool fidx_dbfile_moved(const char *path, const struct fidx_dbfile_hold *h)
+{
+	struct stat now, named;
+	uint32_t counter;
+	if (h->fd < 0)
+		return false;
+	if (fstat(h->fd, &now) < 0 || stat(path, &named) < 0 ||
+	    change_counter(h->fd, &counter) < 0)
+		return true;
+	return now.st_size != h->size || now.st_mtim.tv_sec != h->mtime.tv_sec ||
+	       now.st_mtim.tv_nsec != h->mtime.tv_nsec || now.st_ctim.tv_sec != h->ctime.tv_sec ||
+	       now.st_ctim.tv_nsec != h->ctime.tv_nsec || counter != h->change_counter ||
+	       named.st_dev != h->dev || named.st_ino != h->ino;
+}
+
+void fidx_dbfile_release(struct fidx_dbfile_hold *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+}
+
+bool fidx_dbfile_reader_holds(int fd)
+{
+	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
+	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+}
+
+/* The folder of path (".", "/" or the part before its last slash) into dir. */
+static void folder_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - path) + (slash == path), path);
+}
+
+/* Whether this process may access path as mode says; else errno says why. */
+static bool may(const char *path, int mode)
+{
+	return faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0;
+}
+
+/* Whether the header of the database at path says WAL mode (byte 18 is 2). */
+static bool wal_header(const char *path)
+{
+	unsigned char mode = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	bool wal = pread(fd, &mode, 1, 18) == 1 && mode == 2;
+	close(fd);
+	return wal;
+}
+
+int fidx_dbfile_why(const char *path, bool write, int wal, char *msg, size_t size)
+{
+	static const char *const wal_files[] = {"-wal", "-shm", NULL};
+	static const char *const journal_files[] = {"-journal", NULL};
+	char dir[PATH_MAX], side[PATH_MAX + 16], quoted[PATH_MAX + 16];
+
+	folder_of(path, dir, sizeof(dir));
+	if (access(path, F_OK) != 0) {
+		if (errno != ENOENT)
+			snprintf(msg, size, "cannot open database '%s': %s", fidx_quote(path),
+				 strerror(errno));
+		else if (write && !may(dir, W_OK | X_OK))
+			snprintf(msg, size, "cannot create database '%s': %s", fidx_quote(path),
+				 strerror(errno));
+		else
+			return 0;
+		return -1;
+	}
+	bool readable = may(path, R_OK);
+	if (!readable || (write && !may(path, W_OK))) {
+		snprintf(msg, size, "cannot %s database '%s': %s", readable ? "write" : "read",
+			 fidx_quote(path), strerror(errno));
+		return -1;
+	}
+	if (wal < 0)
+		wal = wal_header(path);
+	for (const char *const *f = wal ? wal_files : journal_files; *f; f++) {
+		snprintf(side, sizeof(side), "%s%s", path, *f);
+		bool there = access(side, F_OK) == 0;
+		if (there ? may(side, write ? R_OK | W_OK : R_OK) : may(dir, W_OK | X_OK))
+			continue;
+		int err = errno;
+		snprintf(quoted, sizeof(quoted), "%s", fidx_quote(side));
+		snprintf(msg, size, "cannot %s '%s' beside database '%s': %s",
+			 there ? (write ? "write" : "read") : "create", quoted, fidx_quote(path),
+			 strerror(err));
+		return -1;
+	}
+	return 0;
 }
 
 const char *fidx_dbfile_tmpdir(void)

@@ -36,6 +36,7 @@
 #include "json.h"
 #include "output.h"
 #include "record.h"
+#include "rowcheck.h"
 #include "when.h"
 
 /* Attribute names (--ignore) and summary letters, in enum fidx_diff_attr order. */
@@ -121,9 +122,10 @@ struct row {
  * columns of dbtime.h.
  */
 #define ROW_COLUMNS "id, path, type, size, mode, uid, gid, nlink, dev, ino, atime_ns," \
-	" mtime_ns, ctime_ns, btime_ns, link_target, md5, sha1, sha256, sha512, xxh128, error"
+	" mtime_ns, ctime_ns, btime_ns, link_target, md5, sha1, sha256, sha512, xxh128, error," \
+	" scan_id"
 enum { C_ID, C_PATH, C_TYPE, C_V0, C_TARGET = C_V0 + NV, C_DIGEST0,
-       C_ERROR = C_DIGEST0 + FIDX_NDIGESTS, C_TIME_EXT };
+       C_ERROR = C_DIGEST0 + FIDX_NDIGESTS, C_SCAN, C_TIME_EXT };
 _Static_assert(V_BTIME - V_ATIME + 1 == FIDX_NTIMES && V_BTIME == NV - 1,
 	       "the times are the last integer columns, in dbtime.h's order");
 
@@ -273,7 +275,8 @@ static int content_cmp(const struct row *a, const struct row *b)
 		return (a->dmask | b->dmask) ? CONTENT_UNKNOWN : CONTENT_NA;
 	for (int d = 0; d < FIDX_NDIGESTS; d++)
 		if ((common >> d & 1) && (a->dlen[d] != b->dlen[d] ||
-					  memcmp(a->digest[d], b->digest[d], (size_t)a->dlen[d]) != 0))
+					  (a->dlen[d] && memcmp(a->digest[d], b->digest[d],
+								(size_t)a->dlen[d]) != 0)))
 			return CONTENT_DIFFERS;
 	return CONTENT_SAME;
 }
@@ -473,12 +476,45 @@ out:
 }
 
 /*
- * Steps s to its next row and fills r with it.  Returns 1 for a row, 0 at
- * the end, -1 when SQLite failed or the row's path is not below the side's
- * root (the message in *errmsg).
+ * Makes the row checks (rowcheck.h) of s, which reads rows of side.  Returns
+ * them, or NULL (out of memory).
  */
-static int side_next(sqlite3 *db, sqlite3_stmt *s, const struct fidx_diff_side *side,
-		     struct row *r, char **errmsg)
+static struct fidx_rowcheck *side_check(sqlite3_stmt *s, const struct fidx_diff_side *side)
+{
+	struct fidx_rowcheck *c = fidx_rowcheck_new(s, FIDX_ROWCHECK_ALL);
+	if (c && fidx_rowcheck_root(c, side->scan_id, side->root) < 0) {
+		fidx_rowcheck_free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/*
+ * Checks the row s is on (rowcheck.h) and fills r with it.  Returns 0, or -1
+ * with "database 'x' is damaged: ..." in *errmsg.
+ */
+static int row_take(sqlite3_stmt *s, struct fidx_rowcheck *c, const struct fidx_diff_side *side,
+		    struct row *r, char **errmsg)
+{
+	const char *what = fidx_rowcheck(c, s);
+	if (what) {
+		if (side->db)
+			set_error(errmsg, "database '%s' is damaged: %s", fidx_quote(side->db), what);
+		else
+			set_error(errmsg, "the database is damaged: %s", what);
+		return -1;
+	}
+	row_read(s, r);
+	return 0;
+}
+
+/*
+ * Steps s to its next row and fills r with it.  Returns 1 for a row, 0 at
+ * the end, -1 when SQLite failed or the row is damaged (rowcheck.h, its path
+ * not below the side's root: the message in *errmsg).
+ */
+static int side_next(sqlite3 *db, sqlite3_stmt *s, struct fidx_rowcheck *c,
+		     const struct fidx_diff_side *side, struct row *r, char **errmsg)
 {
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE)
@@ -488,7 +524,8 @@ static int side_next(sqlite3 *db, sqlite3_stmt *s, const struct fidx_diff_side *
 			  sqlite3_errmsg(db));
 		return -1;
 	}
-	row_read(s, r);
+	if (row_take(s, c, side, r, errmsg) < 0)
+		return -1;
 	if (!r->path || !(r->key = key_of(r->path, side->root, strlen(side->root)))) {
 		set_error(errmsg, "scan %lld holds '%s', which is not below its root",
 			  (long long)side->scan_id, fidx_quote(r->path ? r->path : ""));
@@ -535,6 +572,7 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 	struct vec entries = {.size = sizeof(struct fidx_diff_entry)};
 	sqlite3_stmt *so = prepare_rows(db, old->schema, "WHERE scan_id = ? ORDER BY path");
 	sqlite3_stmt *sn = prepare_rows(db, new->schema, "WHERE scan_id = ? ORDER BY path");
+	struct fidx_rowcheck *co = NULL, *cn = NULL;
 	struct row a, b;
 	int ha, hb;
 	/* The folders of the scans' own databases: their times moved by the scans themselves. */
@@ -547,10 +585,12 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 		set_error(errmsg, "cannot read the scans: %s", sqlite3_errmsg(db));
 		goto fail;
 	}
+	if (!(co = side_check(so, old)) || !(cn = side_check(sn, new)))
+		goto nomem;
 	sqlite3_bind_int64(so, 1, old->scan_id);
 	sqlite3_bind_int64(sn, 1, new->scan_id);
-	if ((ha = side_next(db, so, old, &a, errmsg)) < 0 ||
-	    (hb = side_next(db, sn, new, &b, errmsg)) < 0)
+	if ((ha = side_next(db, so, co, old, &a, errmsg)) < 0 ||
+	    (hb = side_next(db, sn, cn, new, &b, errmsg)) < 0)
 		goto fail;
 	while (ha || hb) {
 		int c = !ha ? 1 : !hb ? -1 : strcmp(a.key, b.key);
@@ -588,9 +628,9 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 				};
 			}
 		}
-		if (c <= 0 && (ha = side_next(db, so, old, &a, errmsg)) < 0)
+		if (c <= 0 && (ha = side_next(db, so, co, old, &a, errmsg)) < 0)
 			goto fail;
-		if (c >= 0 && (hb = side_next(db, sn, new, &b, errmsg)) < 0)
+		if (c >= 0 && (hb = side_next(db, sn, cn, new, &b, errmsg)) < 0)
 			goto fail;
 	}
 	if (pair_moves(&removed, &added, attrs, &entries) < 0)
@@ -611,6 +651,8 @@ fail:
 out:
 	free(folder[0]);
 	free(folder[1]);
+	fidx_rowcheck_free(co);
+	fidx_rowcheck_free(cn);
 	sqlite3_finalize(so);
 	sqlite3_finalize(sn);
 	free(removed.items);
@@ -689,7 +731,8 @@ static int shown_digest(const struct row *a, const struct row *b)
 	for (int i = 0; i < FIDX_NDIGESTS; i++) {
 		enum fidx_digest d = digest_pref[i];
 		if ((common >> d & 1) && (a->dlen[d] != b->dlen[d] ||
-					  memcmp(a->digest[d], b->digest[d], (size_t)a->dlen[d]) != 0))
+					  (a->dlen[d] && memcmp(a->digest[d], b->digest[d],
+								(size_t)a->dlen[d]) != 0)))
 			return (int)d;
 	}
 	return -1;
@@ -944,15 +987,14 @@ static void print_text(FILE *out, const struct fidx_diff_entry *e, const struct 
  * Reads the row id of the prepared look-up s into r.  Returns 0, or -1
  * with the message in *errmsg.
  */
-static int fetch(sqlite3 *db, sqlite3_stmt *s, int64_t id, struct row *r, char **errmsg)
+static int fetch(sqlite3 *db, sqlite3_stmt *s, struct fidx_rowcheck *c,
+		 const struct fidx_diff_side *side, int64_t id, struct row *r, char **errmsg)
 {
 	sqlite3_reset(s);
 	sqlite3_bind_int64(s, 1, id);
 	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		row_read(s, r);
-		return 0;
-	}
+	if (rc == SQLITE_ROW)
+		return row_take(s, c, side, r, errmsg);
 	if (rc == SQLITE_DONE)
 		set_error(errmsg, "file row %lld vanished from the database", (long long)id);
 	else
@@ -965,6 +1007,7 @@ int fidx_diff_print(const struct fidx_diff *d, sqlite3 *db, const struct fidx_di
 		    FILE *out, char **errmsg)
 {
 	sqlite3_stmt *so = NULL, *sn = NULL;
+	struct fidx_rowcheck *co = NULL, *cn = NULL;
 	int ret = -1;
 
 	*errmsg = NULL;
@@ -973,12 +1016,16 @@ int fidx_diff_print(const struct fidx_diff *d, sqlite3 *db, const struct fidx_di
 		set_error(errmsg, "cannot read the scans: %s", sqlite3_errmsg(db));
 		goto out;
 	}
+	if (o->verbose && (!(co = side_check(so, old)) || !(cn = side_check(sn, new)))) {
+		set_error(errmsg, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fidx_diff_entry *e = &d->entries[i];
 		struct row a, b;
 		bool values = o->verbose && (e->kind == FIDX_DIFF_CHANGED || e->kind == FIDX_DIFF_MOVED);
-		if (values && (fetch(db, so, e->old_id, &a, errmsg) < 0 ||
-			       fetch(db, sn, e->new_id, &b, errmsg) < 0))
+		if (values && (fetch(db, so, co, old, e->old_id, &a, errmsg) < 0 ||
+			       fetch(db, sn, cn, new, e->new_id, &b, errmsg) < 0))
 			goto out;
 		if (o->json)
 			print_json(out, e, values ? &a : NULL, values ? &b : NULL);
@@ -987,6 +1034,8 @@ int fidx_diff_print(const struct fidx_diff *d, sqlite3 *db, const struct fidx_di
 	}
 	ret = 0;
 out:
+	fidx_rowcheck_free(co);
+	fidx_rowcheck_free(cn);
 	sqlite3_finalize(so);
 	sqlite3_finalize(sn);
 	return ret;

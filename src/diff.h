@@ -131,6 +131,7 @@ struct fidx_diff_side {
 	const char *schema;   /* schema name in the connection: "main", "live", ... */
 	int64_t scan_id;      /* the scan */
 	const char *root;     /* its scan.root: paths are compared below it */
+	const char *db;       /* the database, for messages (NULL: "the database") */
 };
 
 enum fidx_diff_kind {

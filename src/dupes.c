@@ -214,7 +214,7 @@ struct loaded {
 
 /* Columns of load_sql; the eight of dbtime.h come last. */
 enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
-       C_EDGE_BLOCK, C_EDGES, C_DSHA256, C_TIME_EXT };
+       C_EDGE_BLOCK, C_EDGES, C_DSHA256, C_SCAN, C_TYPE, C_TIME_EXT };
 
 /*
  * The regular files of the selected scans, with what they have recorded.
@@ -228,8 +228,9 @@ enum { C_ID, C_PATH, C_LINK, C_SIZE, C_DEV, C_INO, C_MTIME, C_SHA256, C_SHA512,
  */
 static const char load_sql[] =
 	"SELECT f.id, f.path, f.link_target, f.size, f.dev, f.ino, f.mtime_ns, f.sha256,"
-	" f.sha512, %s%s FROM file f %s"
-	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND f.type = 'f'"
+	" f.sha512, %s, f.scan_id, f.type%s FROM file f %s"
+	" WHERE %sf.scan_id IN (SELECT id FROM selected_scan) AND "
+	FIDX_SQL_FILE_OR_DAMAGED("f.type")
 	" AND f.size >= ? AND f.dev IS NOT NULL AND f.ino IS NOT NULL AND %s";
 
 /* Copies blob column c into dst when it is exactly len bytes.  Returns whether it did. */
@@ -408,6 +409,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 	struct loaded l = {0};
 	char sql[2048];
 	sqlite3_stmt *s = NULL;
+	struct fidx_rowcheck *check = NULL;
 	int rc, ret = -1;
 
 	int64_t digests = q->version >= 2 ? query_int(q, "SELECT EXISTS (SELECT 1 FROM file_digest)")
@@ -421,12 +423,20 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 		 fidx_time_ext_sql(q->version, "f"),
 		 digests ? "LEFT JOIN file_digest d ON d.file_id = f.id" : "",
 		 unselected ? "" : "+", fidx_query_shown(q, "f"));
-	if (!(s = fidx_query_prepare(q, sql)))
+	if (!(s = fidx_query_prepare(q, sql)) || !(check = fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL))) {
+		sqlite3_finalize(s);
 		return -1;
+	}
 	sqlite3_bind_int64(s, 1, e->o->empty ? 0 : 1);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *damage = fidx_rowcheck(check, s);
+		if (damage) {
+			fidx_query_damaged(q, damage);
+			goto out;
+		}
 		if (read_row(e, &l, s) < 0)
 			goto nomem;
+	}
 	if (rc != SQLITE_DONE) {
 		fidx_query_fail(q);
 		goto out;
@@ -446,6 +456,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 nomem:
 	fidx_error("out of memory");
 out:
+	fidx_rowcheck_free(check);
 	sqlite3_finalize(s);
 	free(l.rows);
 	free(l.digs);

@@ -16,34 +16,46 @@
 #include "diag.h"
 #include "output.h"
 #include "record.h"
+#include "rowcheck.h"
 #include "utf8.h"
 #include "when.h"
 
 _Static_assert(EC_XXH128 - EC_MD5 == FIDX_XXH128 - FIDX_MD5 && EC_MD5 + FIDX_NDIGESTS == EC_ERROR,
 	       "the digest columns follow enum fidx_digest");
 
+/* The rows of the checksum lists: regular files, and rows whose type is damaged (rowcheck.h). */
+#define FILES FIDX_SQL_FILE_OR_DAMAGED("type")
+/* The columns a checksum list reads: the row, its path and type, and digest(s) c. */
+#define COL(c) (UINT64_C(1) << (c))
+#define SUM_READS(c) (COL(EC_ID) | COL(EC_SCAN_ID) | COL(EC_PATH) | COL(EC_TYPE) | (c))
+#define DIGEST_COL(d) COL(EC_MD5 + (d))
 #define BIT(d) (1u << (d))
 
 const struct export_format export_formats[] = {
 	{"csv", NULL, "every column, RFC 4180 (CRLF, a header row)", -1, 0,
-	 export_csv_begin, export_csv_row, NULL},
+	 export_csv_begin, export_csv_row, NULL, 0},
 	{"jsonl", NULL, "every column, one JSON object per line", -1, 0,
-	 NULL, export_jsonl_row, NULL},
-	{"sha256sum", "type = 'f'", "lines for 'sha256sum -c' (regular files)", FIDX_SHA256,
-	 BIT(FIDX_SHA256), export_sums_begin, export_sums_row, export_sums_end},
-	{"md5sum", "type = 'f'", "lines for 'md5sum -c'", FIDX_MD5, BIT(FIDX_MD5),
-	 export_sums_begin, export_sums_row, export_sums_end},
-	{"sha1sum", "type = 'f'", "lines for 'sha1sum -c'", FIDX_SHA1, BIT(FIDX_SHA1),
-	 export_sums_begin, export_sums_row, export_sums_end},
-	{"sha512sum", "type = 'f'", "lines for 'sha512sum -c'", FIDX_SHA512, BIT(FIDX_SHA512),
-	 export_sums_begin, export_sums_row, export_sums_end},
-	{"hashdeep", "type = 'f'", "a known-hash file for 'hashdeep -a -k FILE'", -1,
+	 NULL, export_jsonl_row, NULL, 0},
+	{"sha256sum", FILES, "lines for 'sha256sum -c' (regular files)", FIDX_SHA256,
+	 BIT(FIDX_SHA256), export_sums_begin, export_sums_row, export_sums_end,
+	 SUM_READS(DIGEST_COL(FIDX_SHA256))},
+	{"md5sum", FILES, "lines for 'md5sum -c'", FIDX_MD5, BIT(FIDX_MD5),
+	 export_sums_begin, export_sums_row, export_sums_end,
+	 SUM_READS(DIGEST_COL(FIDX_MD5))},
+	{"sha1sum", FILES, "lines for 'sha1sum -c'", FIDX_SHA1, BIT(FIDX_SHA1),
+	 export_sums_begin, export_sums_row, export_sums_end,
+	 SUM_READS(DIGEST_COL(FIDX_SHA1))},
+	{"sha512sum", FILES, "lines for 'sha512sum -c'", FIDX_SHA512, BIT(FIDX_SHA512),
+	 export_sums_begin, export_sums_row, export_sums_end,
+	 SUM_READS(DIGEST_COL(FIDX_SHA512))},
+	{"hashdeep", FILES, "a known-hash file for 'hashdeep -a -k FILE'", -1,
 	 BIT(FIDX_MD5) | BIT(FIDX_SHA1) | BIT(FIDX_SHA256),
-	 export_hashdeep_begin, export_hashdeep_row, export_hashdeep_end},
+	 export_hashdeep_begin, export_hashdeep_row, export_hashdeep_end,
+	 SUM_READS(COL(EC_SIZE) | DIGEST_COL(FIDX_MD5) | DIGEST_COL(FIDX_SHA256))},
 	{"body", NULL, "the Sleuth Kit body file, for 'mactime -b FILE'", -1, 0,
-	 NULL, export_body_row, NULL},
+	 NULL, export_body_row, NULL, 0},
 	{"dfxml", NULL, "Digital Forensics XML: one fileobject per entry", -1, 0,
-	 export_dfxml_begin, export_dfxml_row, export_dfxml_end},
+	 export_dfxml_begin, export_dfxml_row, export_dfxml_end, 0},
 };
 const size_t export_nformats = sizeof(export_formats) / sizeof(export_formats[0]);
 

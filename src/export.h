@@ -87,6 +87,9 @@ struct export_format {
 	void (*row)(struct export_ctx *ctx, sqlite3_stmt *s);
 	/* Writes the trailer and warns about what was left out (NULL: none). */
 	void (*end)(struct export_ctx *ctx);
+	/* The columns row() reads (1 << enum export_col), the only ones checked
+	   (rowcheck.h); 0: every one. */
+	uint64_t reads;
 };
 
 /* Every format, in the order --help lists them; export_nformats of them. */

@@ -217,6 +217,10 @@ int fidx_findpat_match(struct fidx_findpat *p, const char *path, size_t len)
 {
 	switch (p->kind) {
 	case FIDX_FINDPAT_SUBSTRING:
+		if (len < p->len)
+			return 0;
+		if (p->len == 0)
+			return 1;
 		if (!p->icase)
 			return memmem(path, len, p->text, p->len) != NULL;
 		if (len > p->folded_cap) {

@@ -477,14 +477,24 @@ struct fidx_pathiter {
 	int64_t scan_id;
 	bool indexed;              /* reading blocks (else the file table) */
 	sqlite3_stmt *stmt;        /* the block look-up, or the file-table query */
-	uint32_t *blocks;          /* the blocks to read, ascending */
+	uint32_t *blocks;          /* the blocks to read, ascending; NULL: every one, 0 to nblocks - 1 */
 	size_t nblocks;            /* how many */
 	size_t next_block;         /* the next to read */
 	const unsigned char *p;    /* the rest of the current block */
 	const unsigned char *end;
 	int64_t prev_id;           /* the id before, within the block */
 	struct buf path;           /* the current path, NUL-terminated */
+	int64_t where;             /* the block read (in the index) or the row (in the file table) */
+	const char *damage;        /* what is wrong there, after an EBADMSG */
 };
+
+/* Notes what is wrong where the iterator reads.  Returns -1 with errno EBADMSG. */
+static int damaged(struct fidx_pathiter *it, const char *what)
+{
+	it->damage = what;
+	errno = EBADMSG;
+	return -1;
+}
 
 /* Fetches the block list of one trigram into *list (NULL when none).  Returns 0, or -1 (EIO, ENOMEM). */
 static int fetch_list(sqlite3_stmt *s, int64_t key, struct buf *list)
@@ -574,8 +584,10 @@ static int cmp_sized(const void *a, const void *b)
 }
 
 /*
- * Fills it->blocks with the blocks that hold every trigram (all nblocks of
- * them when ntri is 0).  Returns 0, or -1 with errno set.
+ * Fills it->blocks with the blocks that hold every trigram; when ntri is 0,
+ * all nblocks of them, without a list (it->blocks NULL: the count comes from
+ * the path_index row, which may be damaged, and a block that is not there
+ * is found when it is read).  Returns 0, or -1 with errno set.
  */
 static int choose_blocks(struct fidx_pathiter *it, uint64_t nblocks, const uint32_t *tri,
 			 size_t ntri)
@@ -586,12 +598,6 @@ static int choose_blocks(struct fidx_pathiter *it, uint64_t nblocks, const uint3
 	int ret = -1;
 
 	if (ntri == 0) {
-		if (!(it->blocks = malloc((nblocks ? nblocks : 1) * sizeof(*it->blocks)))) {
-			errno = ENOMEM;
-			return -1;
-		}
-		for (uint64_t b = 0; b < nblocks; b++)
-			it->blocks[b] = (uint32_t)b;
 		it->nblocks = nblocks;
 		return 0;
 	}
@@ -737,12 +743,18 @@ static int next_row(struct fidx_pathiter *it, struct fidx_pathent *e)
 		errno = EIO;
 		return -1;
 	}
+	it->where = sqlite3_column_int64(it->stmt, 0);
+	int type = sqlite3_column_type(it->stmt, 1);
 	const unsigned char *path = sqlite3_column_text(it->stmt, 1);
-	if (!path) {
-		errno = ENOMEM;
-		return -1;
+	if (type != SQLITE_TEXT || !path || path[0] != '/') {
+		if (type == SQLITE_TEXT && !path) {
+			errno = ENOMEM;
+			return -1;
+		}
+		return damaged(it, type == SQLITE_TEXT ? "a path that is not absolute"
+				   : "a path that is not text");
 	}
-	e->id = sqlite3_column_int64(it->stmt, 0);
+	e->id = it->where;
 	e->path = (const char *)path;
 	e->len = (size_t)sqlite3_column_bytes(it->stmt, 1);
 	return 1;
@@ -754,18 +766,21 @@ static int load_block(struct fidx_pathiter *it)
 	if (it->next_block == it->nblocks)
 		return 0;
 	sqlite3_reset(it->stmt);
-	sqlite3_bind_int64(it->stmt, 1, (it->scan_id << 32) | it->blocks[it->next_block++]);
+	it->where = it->blocks ? it->blocks[it->next_block] : it->next_block;
+	it->next_block++;
+	sqlite3_bind_int64(it->stmt, 1, (it->scan_id << 32) | it->where);
 	int rc = sqlite3_step(it->stmt);
+	if (rc == SQLITE_DONE)
+		return damaged(it, "a block that is missing");
 	if (rc != SQLITE_ROW) {
-		errno = rc == SQLITE_DONE ? EBADMSG : EIO;
+		errno = EIO;
 		return -1;
 	}
 	it->p = sqlite3_column_blob(it->stmt, 0);
-	it->end = it->p + sqlite3_column_bytes(it->stmt, 0);
-	if (it->p == it->end) {
-		errno = EBADMSG;
-		return -1;
-	}
+	int n = sqlite3_column_bytes(it->stmt, 0);
+	if (sqlite3_column_type(it->stmt, 0) != SQLITE_BLOB || !it->p || n == 0)
+		return damaged(it, "a block that is empty or not a blob");
+	it->end = it->p + n;
 	it->prev_id = 0;
 	it->path.len = 0;
 	return 1;
@@ -784,20 +799,34 @@ int fidx_pathiter_next(struct fidx_pathiter *it, struct fidx_pathent *e)
 	}
 	if (get_varint(&it->p, it->end, &shared) < 0 || get_varint(&it->p, it->end, &rest) < 0 ||
 	    shared > it->path.len || rest > (uint64_t)(it->end - it->p))
-		goto bad;
+		return damaged(it, "a path cut short");
+	/*
+	 * Paths are absolute and strictly ascending: a path sharing a prefix with
+	 * the one before has more bytes than that prefix, and its first own byte
+	 * is above the previous path's byte there.
+	 */
+	if (rest == 0 || (shared == 0 && it->p[0] != '/') ||
+	    (shared < it->path.len && it->p[0] <= it->path.p[shared]))
+		return damaged(it, "a path out of order");
 	if (set_path(it, it->p, rest, shared) < 0)
 		return -1;
 	it->p += rest;
 	if (get_varint(&it->p, it->end, &zid) < 0)
-		goto bad;
-	it->prev_id += (int64_t)((zid >> 1) ^ -(zid & 1));
+		return damaged(it, "a row id cut short");
+	/* In unsigned arithmetic: a hostile delta wraps instead of overflowing. */
+	it->prev_id = (int64_t)((uint64_t)it->prev_id + ((zid >> 1) ^ -(zid & 1)));
+	if (it->prev_id <= 0)
+		return damaged(it, "a row id out of range");
 	e->id = it->prev_id;
 	e->path = (const char *)it->path.p;
 	e->len = it->path.len;
 	return 1;
-bad:
-	errno = EBADMSG;
-	return -1;
+}
+
+int64_t fidx_pathiter_where(const struct fidx_pathiter *it, const char **damage)
+{
+	*damage = it->damage ? it->damage : "unreadable";
+	return it->where;
 }
 
 void fidx_pathiter_close(struct fidx_pathiter *it)

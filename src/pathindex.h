@@ -99,9 +99,17 @@ bool fidx_pathiter_indexed(const struct fidx_pathiter *it);
 size_t fidx_pathiter_blocks(const struct fidx_pathiter *it);
 
 /*
- * Gives the next path in *e.  Returns 1, 0 at the end, or -1 with errno set.
+ * Gives the next path in *e.  Returns 1, 0 at the end, or -1 with errno set:
+ * EBADMSG when the index or the row read is damaged (fidx_pathiter_where()).
  */
 int fidx_pathiter_next(struct fidx_pathiter *it, struct fidx_pathent *e);
+
+/*
+ * Where the iterator reads: the block of the index (fidx_pathiter_indexed())
+ * or the file row.  Sets *damage to what is wrong there after an EBADMSG
+ * ("a path out of order").
+ */
+int64_t fidx_pathiter_where(const struct fidx_pathiter *it, const char **damage);
 
 /* Ends the reading.  NULL is allowed. */
 void fidx_pathiter_close(struct fidx_pathiter *it);

@@ -15,9 +15,16 @@
 #include "dbfile.h"
 #include "diag.h"
 #include "hash.h"
+#include "store_sqlite.h"
 
 /* Wait this long for a writer's lock (only a checkpoint ever takes one). */
 #define BUSY_TIMEOUT_MS 10000
+
+/* What an immutable read holds: the file, and whether its moving was told. */
+struct fidx_query_hold {
+	struct fidx_dbfile_hold file; /* the reader lock and what must not change */
+	bool told;                    /* "changed while read" is printed (once) */
+};
 
 int fidx_query_db_arg(const char *arg, struct fidx_query_args *a)
 {
@@ -61,10 +68,27 @@ static int check_file(const char *path, const char *origin)
 	}
 }
 
+/*
+ * Whether the main file q reads as immutable changed since it was taken (a
+ * writer that is not fidx): says so once, and returns true.
+ */
+static bool moved(const struct fidx_query *q)
+{
+	if (!q->hold || !fidx_dbfile_moved(q->path, &q->hold->file))
+		return false;
+	if (!q->hold->told)
+		fidx_error("database '%s' changed while it was read (written by a program other than"
+			   " fidx): the answer may be wrong; run the command again",
+			   fidx_quote(q->path));
+	q->hold->told = true;
+	return true;
+}
+
 int fidx_query_fail(const struct fidx_query *q)
 {
-	fidx_error("cannot read database '%s'%s: %s", fidx_quote(q->path), q->origin,
-		   sqlite3_errmsg(q->db));
+	if (!moved(q))
+		fidx_error("cannot read database '%s'%s: %s", fidx_quote(q->path), q->origin,
+			   sqlite3_errmsg(q->db));
 	return 2;
 }
 
@@ -79,8 +103,8 @@ sqlite3_stmt *fidx_query_prepare(const struct fidx_query *q, const char *sql)
 }
 
 /*
- * Opens q->path read-only, as an immutable file when immutable is set.
- * Returns 0, or -1 after printing why.
+ * Opens q->path read-only and hardened (store_sqlite.h), as an immutable file
+ * when immutable is set.  Returns 0, or -1 after printing why.
  */
 static int connect_read(struct fidx_query *q, bool immutable)
 {
@@ -116,8 +140,34 @@ static int connect_read(struct fidx_query *q, bool immutable)
 				   q->origin);
 		return -1;
 	}
+	if (fidx_sqlite_harden(q->db, true) < 0) {
+		fidx_error("cannot open database '%s': SQLite cannot turn triggers and views off",
+			   fidx_quote(q->path));
+		return -1;
+	}
 	sqlite3_busy_timeout(q->db, BUSY_TIMEOUT_MS);
 	return 0;
+}
+
+/*
+ * Opens q->path as an immutable file under the reader lock (dbfile.h), when
+ * at_rest, only if no connection is open on it.  Returns 1 when it did, 0
+ * when it is to be read through SQLite's locks instead, -1 after printing
+ * why it cannot be opened.
+ */
+static int connect_still(struct fidx_query *q, bool at_rest)
+{
+	struct fidx_query_hold *h = calloc(1, sizeof(*h));
+	if (!h) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	if (!fidx_dbfile_hold(q->path, at_rest, &h->file)) {
+		free(h);
+		return 0;
+	}
+	q->hold = h;
+	return connect_read(q, true) < 0 ? -1 : 1;
 }
 
 /*
@@ -159,7 +209,8 @@ static bool cannot_share(const struct fidx_query *q)
  * behind the WAL) and checks them.  A WAL database in a folder this user
  * cannot write (evidence on read-only media, another user's database) cannot
  * create its shared-memory file: when no WAL content is pending, it is read
- * as an immutable file instead.  Returns 0, or -1 after printing why.
+ * as an immutable file instead (under the reader lock, when it can be had).
+ * Returns 0, or -1 after printing why.
  */
 static int check_version(struct fidx_query *q)
 {
@@ -169,18 +220,25 @@ static int check_version(struct fidx_query *q)
 	int rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW && cannot_share(q) && no_wal(q->path)) {
+	if (rc != SQLITE_ROW && !q->hold && cannot_share(q) && no_wal(q->path)) {
 		sqlite3_finalize(s);
 		sqlite3_close(q->db);
 		q->db = NULL;
-		if (connect_read(q, true) < 0)
+		int held = connect_still(q, false);
+		if (held < 0 || (held == 0 && connect_read(q, true) < 0))
 			return -1;
 		rc = sqlite3_prepare_v2(q->db, sql, -1, &s, NULL);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_step(s);
 	}
 	if (rc != SQLITE_ROW) {
-		fidx_query_fail(q);
+		char why[8192];
+		int code = sqlite3_errcode(q->db) & 0xff;
+		if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM) &&
+		    fidx_dbfile_why(q->path, false, -1, why, sizeof(why)) < 0)
+			fidx_error("%s", why);
+		else
+			fidx_query_fail(q);
 		sqlite3_finalize(s);
 		return -1;
 	}
@@ -196,6 +254,26 @@ static int check_version(struct fidx_query *q)
 		return -1;
 	}
 	q->version = (int)version;
+	return 0;
+}
+
+/*
+ * Says once when the schema holds objects fidx did not create: they are read
+ * around, never run (views and triggers are off on this connection).
+ * Returns 0, or -1 after printing why the schema cannot be read.
+ */
+static int check_schema(struct fidx_query *q)
+{
+	char list[1024];
+	int n = fidx_sqlite_foreign(q->db, q->version, list, sizeof(list));
+	if (n < 0) {
+		if (!moved(q))
+			fidx_error("cannot read database '%s': %s", fidx_quote(q->path), list);
+		return -1;
+	}
+	if (n > 0)
+		fidx_warn("database '%s' holds schema objects fidx did not create (%s); reading it"
+			  " without running them", fidx_quote(q->path), list);
 	return 0;
 }
 
@@ -419,6 +497,12 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every, unsi
 		free(q->hidden[i].root);
 	free(q->hidden);
 	q->hidden = NULL;
+	for (size_t i = 0; i < q->nscans; i++)
+		free(q->roots[i]);
+	free(q->roots);
+	free(q->scans);
+	q->roots = NULL;
+	q->scans = NULL;
 	q->nhidden = q->nscans = 0;
 	q->by_default = !spec && !every;
 	if (spec) {
@@ -462,7 +546,7 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every, unsi
 			return -1;
 	}
 
-	if (!(s = fidx_query_prepare(q, "SELECT id FROM selected_scan ORDER BY id")))
+	if (!(s = fidx_query_prepare(q, "SELECT id, root FROM selected_scan ORDER BY id")))
 		return -1;
 	size_t cap = 0;
 	int rc;
@@ -470,12 +554,20 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every, unsi
 		if (q->nscans == cap) {
 			size_t ncap = cap ? 2 * cap : 16;
 			int64_t *n = realloc(q->scans, ncap * sizeof(*n));
-			if (!n) {
+			char **r = n ? realloc(q->roots, ncap * sizeof(*r)) : NULL;
+			if (n)
+				q->scans = n;
+			if (!r) {
 				fidx_error("out of memory");
 				goto out;
 			}
-			q->scans = n;
+			q->roots = r;
 			cap = ncap;
+		}
+		const char *root = (const char *)sqlite3_column_text(s, 1);
+		if (!(q->roots[q->nscans] = strdup(root ? root : ""))) {
+			fidx_error("out of memory");
+			goto out;
 		}
 		q->scans[q->nscans++] = sqlite3_column_int64(s, 0);
 	}
@@ -521,6 +613,68 @@ bool fidx_query_path_shown(const struct fidx_query *q, int64_t scan, const char 
 	return true;
 }
 
+/* Closes the connection, drops the reader lock and frees q.  NULL is allowed. */
+static void query_free(struct fidx_query *q)
+{
+	if (!q)
+		return;
+	sqlite3_close(q->db);
+	if (q->hold)
+		fidx_dbfile_release(&q->hold->file);
+	free(q->hold);
+	for (size_t i = 0; i < q->nscans; i++)
+		free(q->roots[i]);
+	free(q->roots);
+	for (size_t i = 0; i < q->nhidden; i++)
+		free(q->hidden[i].root);
+	free(q->hidden);
+	free(q->scans);
+	free(q->path);
+	free(q);
+}
+
+struct fidx_rowcheck *fidx_query_rowcheck(const struct fidx_query *q, sqlite3_stmt *s,
+					  uint64_t columns)
+{
+	struct fidx_rowcheck *c = fidx_rowcheck_new(s, columns);
+	for (size_t i = 0; c && i < q->nscans; i++) {
+		if (fidx_rowcheck_root(c, q->scans[i], q->roots[i]) < 0) {
+			fidx_rowcheck_free(c);
+			c = NULL;
+		}
+	}
+	if (!c)
+		fidx_error("out of memory");
+	return c;
+}
+
+int fidx_query_damaged(const struct fidx_query *q, const char *what)
+{
+	fidx_error("database '%s' is damaged: %s", fidx_quote(q->path), what);
+	return 2;
+}
+
+int fidx_query_check_scan(const struct fidx_query *q, int64_t id)
+{
+	sqlite3_stmt *s = fidx_query_prepare(q, id ? "SELECT * FROM scan WHERE id = ?"
+						   : "SELECT * FROM scan WHERE id IN"
+						     " (SELECT id FROM selected_scan) ORDER BY id");
+	if (s)
+		sqlite3_bind_int64(s, 1, id);
+	struct fidx_rowcheck *c = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
+	const char *what = NULL;
+	int rc = SQLITE_DONE;
+	while (c && !what && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		what = fidx_rowcheck(c, s);
+	if (what)
+		fidx_query_damaged(q, what);
+	else if (c && rc != SQLITE_DONE)
+		fidx_query_fail(q);
+	fidx_rowcheck_free(c);
+	sqlite3_finalize(s);
+	return c && !what && rc == SQLITE_DONE ? 0 : -1;
+}
+
 struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 {
 	const char *path = fidx_cli_db(a->db);
@@ -534,26 +688,26 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a)
 		return NULL;
 	}
 	q->origin = fidx_cli_db_origin(path);
-	if (connect_read(q, false) < 0 || check_version(q) < 0 ||
-	    select_scans(q, a->scan, a->every_scan, a->digests) < 0)
+	int held = connect_still(q, true);
+	if (held < 0 || (held == 0 && connect_read(q, false) < 0) || check_version(q) < 0 ||
+	    check_schema(q) < 0 || select_scans(q, a->scan, a->every_scan, a->digests) < 0 ||
+	    (!a->raw && fidx_query_check_scan(q, 0) < 0))
 		goto fail;
 	return q;
 fail:
-	fidx_query_close(q);
+	query_free(q);
 	return NULL;
 }
 
-void fidx_query_close(struct fidx_query *q)
+int fidx_query_close(struct fidx_query *q)
 {
 	if (!q)
-		return;
+		return 0;
 	sqlite3_close(q->db);
-	for (size_t i = 0; i < q->nhidden; i++)
-		free(q->hidden[i].root);
-	free(q->hidden);
-	free(q->scans);
-	free(q->path);
-	free(q);
+	q->db = NULL;
+	bool changed = moved(q);
+	query_free(q);
+	return changed ? -1 : 0;
 }
 
 uint64_t fidx_query_rows(const struct fidx_query *q, bool files)

@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "hash.h"
+#include "rowcheck.h"
 
 /* One file of the earlier scan. */
 struct reuse_slot {
@@ -78,7 +79,8 @@ static char *column_dup(sqlite3_stmt *s, int col)
 	int n = sqlite3_column_bytes(s, col);
 	char *out = malloc(n + 1);
 	if (out) {
-		memcpy(out, p, n);
+		if (n)
+			memcpy(out, p, n);
 		out[n] = '\0';
 	}
 	return out;
@@ -408,15 +410,23 @@ static int load_scan(struct fidx_reuse *r, sqlite3 *db, int64_t scan_id, char **
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return db_fail(db, errmsg);
+	struct fidx_rowcheck *check = fidx_rowcheck_new(s, FIDX_ROWCHECK_ALL);
+	if (!check) {
+		sqlite3_finalize(s);
+		return fail(errmsg, "out of memory loading the digests of scan %" PRId64, scan_id);
+	}
 	sqlite3_bind_int64(s, 1, scan_id);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (add_file(r, s) < 0) {
+		/* A damaged row (rowcheck.h) gives nothing: its file is read again. */
+		if (!fidx_rowcheck(check, s) && add_file(r, s) < 0) {
+			fidx_rowcheck_free(check);
 			sqlite3_finalize(s);
 			return fail(errmsg, "out of memory loading the digests of scan %" PRId64,
 				    scan_id);
 		}
 	}
+	fidx_rowcheck_free(check);
 	if (rc != SQLITE_DONE) {
 		db_fail(db, errmsg);
 		sqlite3_finalize(s);

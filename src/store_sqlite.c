@@ -14,9 +14,12 @@
  *              │                      required, and a version <= 1
  *              ▼
  *              sqlite3_open_v2()      checkpoint-on-close off, so closing a
- *              read_schema_state()    refused file writes nothing back
- *              │                      (the header may be stale under WAL:
+ *              │                      refused file writes nothing back;
+ *              │                      hardened (store_sqlite.h)
+ *              read_schema_state()    (the header may be stale under WAL:
  *              │                      the pragmas are what counts)
+ *              refuse_foreign()       a schema object fidx did not create
+ *              │                      (fidx_sqlite_foreign()): refused
  *              ▼  new?  BEGIN IMMEDIATE, look again, create schema, COMMIT
  *              WAL, synchronous=NORMAL, cache_size, prepared insert
  *
@@ -46,6 +49,13 @@
  *
  * The connection is opened with SQLITE_OPEN_NOMUTEX: the store is used by one
  * thread at a time (the writer), so SQLite's per-call mutex is not needed.
+ *
+ * Checkpoints: a query may be reading the main file as immutable, under
+ * fidx's reader lock (dbfile.h).  So the store checkpoints itself instead of
+ * SQLite's automatic checkpoint (checkpoint_unless_read(): at the same 1000
+ * pages, only when no reader holds the lock), and closes without a
+ * checkpoint while one holds it: the WAL is then left beside the file, for
+ * the next writer to fold back, and read through by the queries meanwhile.
  */
 #include "store.h"
 
@@ -58,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dbfile.h"
@@ -66,6 +77,7 @@
 #include "pathindex.h"
 #include "seal.h"
 #include "sysinfo.h"
+#include "store_sqlite.h"
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -78,6 +90,9 @@
 
 /* Wait this long for another connection's lock before failing. */
 #define BUSY_TIMEOUT_MS 10000
+
+/* Checkpoint once the WAL holds this many pages: SQLite's automatic default. */
+#define CHECKPOINT_PAGES 1000
 
 /*
  * SQL for an integer-nanosecond column c as ISO-8601 UTC text with nine
@@ -344,6 +359,14 @@ static const char schema_sql[] =
 	"  (s.root > o.root || '/' AND s.root < o.root || '0')));\n"
 
 /*
+ * The secondary index, made once a scan's rows are loaded (a bulk load is
+ * faster without it): fidx_store_build_indexes().  The only schema object
+ * made outside schema_sql and migrations[]; fidx_sqlite_foreign() knows it
+ * from here (another one made elsewhere must be added there too).
+ */
+#define FILE_SCAN_PATH_SQL "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)"
+
+/*
  * migrations[v - 1] takes a database from version v to v + 1.  A new
  * database gets schema_sql and then every step, so that each addition is
  * written once and a new database equals a migrated one.  Steps only add
@@ -358,6 +381,179 @@ static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 3 -> 4 */
 	SCHEMA_V4_SQL,
 };
+
+int fidx_sqlite_harden(sqlite3 *db, bool read_only)
+{
+	int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	if (rc == SQLITE_OK && read_only)
+		rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/*
+ * Makes in *mem the schema fidx creates for version: schema_sql, the
+ * migrations up to version, the index made after a bulk load (about 2 ms,
+ * the ALTER TABLE steps reparsing the schema).  Returns 0, or -1 with *mem
+ * NULL (out of memory: nothing else can fail on our own SQL).
+ */
+static int expected_schema(int version, sqlite3 **mem)
+{
+	int rc = sqlite3_open_v2(":memory:", mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc == SQLITE_OK && fidx_sqlite_harden(*mem, false) < 0)
+		rc = SQLITE_ERROR;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(*mem, schema_sql, NULL, NULL, NULL);
+	for (int v = 1; rc == SQLITE_OK && v < version; v++)
+		rc = sqlite3_exec(*mem, migrations[v - 1], NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(*mem, FILE_SCAN_PATH_SQL, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_close(*mem);
+		*mem = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The columns of the ordinary table name in db's main database, as one
+ * string (name, type, NOT NULL, default, primary key and hidden of each, in
+ * order), malloc'ed; NULL when it cannot be read.
+ */
+static char *table_columns(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s;
+	char *out = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT group_concat(c, ', ') FROM (SELECT quote(name) || ' '"
+			       " || quote(type) || ' ' || \"notnull\" || ' ' || quote(dflt_value) || ' '"
+			       " || pk || ' ' || hidden AS c FROM pragma_table_xinfo(?1, 'main')"
+			       " ORDER BY cid)", -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		out = strdup(sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "");
+	sqlite3_finalize(s);
+	return out;
+}
+
+/* Whether text begins with prefix, ignoring ASCII case. */
+static bool starts_with(const char *text, const char *prefix)
+{
+	return text && sqlite3_strnicmp(text, prefix, (int)strlen(prefix)) == 0;
+}
+
+/* Appends "<kind> '<name>'<how>" to the list of fidx_sqlite_foreign(), cut with "...". */
+static void list_object(char *list, size_t size, size_t *len, const char *kind,
+			const char *name, const char *how)
+{
+	if (*len + 4 >= size)
+		return;
+	int n = snprintf(list + *len, size - *len, "%s%s '%s'%s", *len ? ", " : "", kind,
+			 fidx_quote(name), how);
+	if (n < 0 || (size_t)n >= size - *len) {
+		snprintf(list + size - 4, 4, "...");
+		*len = size;
+	} else {
+		*len += (size_t)n;
+	}
+}
+
+/*
+ * Whether the object (type, name, tbl_name, sql) of db's schema is the one
+ * fidx makes, which the statement find (on the expected schema, name bound)
+ * gives, if any.  Sets *how to " changed" when an object of fidx's kind and
+ * name differs, "" when the name is not fidx's.  Returns 1 ours, 0 not, -1
+ * when out of memory.
+ */
+static int is_ours(sqlite3 *db, sqlite3 *mem, sqlite3_stmt *find, const char *type,
+		   const char *name, const char *tbl, const char *sql, const char **how)
+{
+	*how = "";
+	sqlite3_bind_text(find, 1, name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(find), ours = 0;
+	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(find, 0), type) == 0 &&
+	    strcmp(type, "trigger") != 0) {
+		const char *want_tbl = (const char *)sqlite3_column_text(find, 1);
+		const char *want_sql = (const char *)sqlite3_column_text(find, 2);
+		*how = " changed";
+		if (sqlite3_stricmp(tbl ? tbl : "", want_tbl ? want_tbl : "") != 0) {
+			ours = 0;
+		} else if (strcmp(type, "table") == 0) {
+			/* A virtual table is never ours; its columns would run its module. */
+			if (starts_with(sql, "CREATE VIRTUAL")) {
+				ours = 0;
+			} else if (sql && want_sql && strcmp(sql, want_sql) == 0) {
+				ours = 1;  /* the same text: the same table (most databases) */
+			} else {
+				char *got = table_columns(db, name), *want = table_columns(mem, name);
+				ours = !got || !want ? -1 : strcmp(got, want) == 0;
+				free(got);
+				free(want);
+			}
+		} else {
+			ours = sql && want_sql && strcmp(sql, want_sql) == 0;
+		}
+	}
+	sqlite3_reset(find);
+	return ours;
+}
+
+int fidx_sqlite_foreign(sqlite3 *db, int version, char *list, size_t size)
+{
+	sqlite3 *mem = NULL;
+	sqlite3_stmt *objects = NULL, *find = NULL;
+	size_t len = 0;
+	int count = 0, rc;
+
+	list[0] = '\0';
+	if (version < 1 || version > FIDX_SCHEMA_VERSION || expected_schema(version, &mem) < 0) {
+		snprintf(list, size, "%s", version < 1 || version > FIDX_SCHEMA_VERSION
+						   ? "unknown schema version" : "out of memory");
+		return -1;
+	}
+	if (sqlite3_prepare_v2(mem, "SELECT type, tbl_name, sql FROM sqlite_master"
+			       " WHERE name = ?1 COLLATE NOCASE", -1, &find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM main.sqlite_master"
+			       " WHERE name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\'"
+			       " AND name <> 'sqlite_sequence' ORDER BY type, name",
+			       -1, &objects, NULL) != SQLITE_OK) {
+		snprintf(list, size, "%s", sqlite3_errmsg(find ? db : mem));
+		count = -1;
+		goto out;
+	}
+	while ((rc = sqlite3_step(objects)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(objects, 0);
+		const char *name = (const char *)sqlite3_column_text(objects, 1);
+		const char *how;
+		if (!type || !name)
+			continue;
+		int ours = is_ours(db, mem, find, type, name,
+				   (const char *)sqlite3_column_text(objects, 2),
+				   (const char *)sqlite3_column_text(objects, 3), &how);
+		if (ours < 0) {
+			snprintf(list, size, "out of memory");
+			count = -1;
+			goto out;
+		}
+		if (!ours) {
+			list_object(list, size, &len, type, name, how);
+			count++;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(list, size, "%s", sqlite3_errmsg(db));
+		count = -1;
+	}
+out:
+	sqlite3_finalize(objects);
+	sqlite3_finalize(find);
+	sqlite3_close(mem);
+	return count;
+}
 
 /*
  * Parameters of insert_sql, in order (1-based, as SQLite numbers them): the
@@ -405,6 +601,9 @@ struct fidx_store {
 	unsigned pending;      /* rows added in the open transaction */
 	bool in_txn;           /* a batch transaction is open */
 	bool scratch;          /* fidx_store_scratch(): not synced, no secondary index, no seal */
+	bool accepted;         /* the schema is fidx's: closing may checkpoint */
+	bool was_at_rest;      /* no -wal, -shm or -journal before it was opened */
+	int lock_fd;           /* the database file, to test the reader lock (dbfile.h); -1: none */
 	struct fidx_sealer *sealer; /* the seals of the scans written (seal.h); NULL when scratch */
 	int ballast;           /* room kept for the end of a scan on a full disk, or -1 */
 	char msg[8192];        /* the last failure, one line */
@@ -429,15 +628,35 @@ static int set_error(struct fidx_store *st, const char *fmt, ...)
 }
 
 /*
- * Records "cannot <verb> database 'path': <SQLite's reason>" (the errno text
- * when SQLite could not open a file).  Returns -1.
+ * Records why the files SQLite needs for the database cannot be had, as the
+ * OS says it (fidx_dbfile_why()).  Returns -1 with the message set, or 0 when
+ * each is to be had (the cause is elsewhere).
+ */
+static int files_error(struct fidx_store *st)
+{
+	/* Header bytes 18-19: 2 in WAL mode.  Read through the store's own descriptor. */
+	unsigned char mode[2] = {0};
+	bool wal = st->lock_fd >= 0 && pread(st->lock_fd, mode, 2, 18) == 2 && mode[0] == 2;
+	return fidx_dbfile_why(st->path, true, wal, st->msg, sizeof(st->msg));
+}
+
+/*
+ * Records "cannot <verb> database 'path': <why>" for SQLite's last failure:
+ * when a file could not be opened or written, the OS's reason for the file
+ * at fault (files_error()); a full disk as the OS says it; otherwise
+ * SQLite's message (the errno text when it could not open a file).
+ * Returns -1.
  */
 static int sqlite_error(struct fidx_store *st, const char *verb)
 {
-	int sys = sqlite3_system_errno(st->db);
-	const char *why = (sqlite3_errcode(st->db) & 0xff) == SQLITE_CANTOPEN && sys
-				  ? strerror(sys)
-				  : sqlite3_errmsg(st->db);
+	int code = sqlite3_errcode(st->db) & 0xff, sys = sqlite3_system_errno(st->db);
+	if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM ||
+	     code == SQLITE_AUTH) && files_error(st) < 0)
+		return -1;
+	const char *why = code == SQLITE_FULL ? strerror(ENOSPC)
+			  : code == SQLITE_CANTOPEN && sys ? strerror(sys)
+			  : code == SQLITE_IOERR && sys ? strerror(sys)
+			  : sqlite3_errmsg(st->db);
 	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path), why);
 }
 
@@ -483,6 +702,24 @@ static int probe_header(struct fidx_store *st)
 		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path),
 				 strerror(errno));
 	}
+}
+
+/*
+ * Refuses a database whose schema (of the given version) holds objects fidx
+ * did not create: a trigger would run inside the scan's transactions, a view
+ * or a table of the same name would take our rows.  Returns 0 when the schema
+ * is fidx's, -1 with the message set otherwise.
+ */
+static int refuse_foreign(struct fidx_store *st, long long version)
+{
+	char list[1024];
+	int n = fidx_sqlite_foreign(st->db, (int)version, list, sizeof(list));
+	if (n < 0)
+		return set_error(st, "cannot read database '%s': %s", fidx_quote(st->path), list);
+	if (n > 0)
+		return set_error(st, "database '%s' holds schema objects fidx did not create (%s);"
+				 " refusing to write to it", fidx_quote(st->path), list);
+	return 0;
 }
 
 /*
@@ -701,7 +938,8 @@ static int setup_schema(struct fidx_store *st)
 
 	if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
-	if (read_schema_state(st, &state, &version) < 0)
+	if (read_schema_state(st, &state, &version) < 0 ||
+	    (state != SCHEMA_NEW && refuse_foreign(st, version) < 0))
 		goto fail;
 	if (state == SCHEMA_NEW) {
 		char sql[64];
@@ -728,6 +966,20 @@ fail:
 }
 
 /*
+ * SQLite's wal hook, after each commit: checkpoints (PASSIVE, as SQLite's
+ * automatic checkpoint does) once the WAL holds CHECKPOINT_PAGES pages,
+ * unless a query holds the reader lock and reads the main file as immutable.
+ * Returns SQLITE_OK: a checkpoint that cannot run now runs after a later one.
+ */
+static int checkpoint_unless_read(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	const struct fidx_store *st = arg;
+	if (pages >= CHECKPOINT_PAGES && !fidx_dbfile_reader_holds(st->lock_fd))
+		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	return SQLITE_OK;
+}
+
+/*
  * Opens the connection, checks or creates the schema, and sets the
  * connection up for bulk loading.  Returns 0, or -1 with the message set.
  */
@@ -737,21 +989,35 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 	long long version;
 	char pragmas[128];
 
+	st->was_at_rest = fidx_dbfile_at_rest(st->path);
 	if (sqlite3_open_v2(st->path, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		if (!st->db)
 			return set_error(st, "cannot open database '%s': out of memory",
 					 fidx_quote(st->path));
-		return sqlite_error(st, "open");
+		return sqlite_error(st, access(st->path, F_OK) == 0 ? "open" : "create");
 	}
+	/* SQLite falls back on reading a file it may not write: say why now. */
+	if (sqlite3_db_readonly(st->db, "main") == 1)
+		return files_error(st) < 0 ? -1
+		       : set_error(st, "cannot write database '%s': it opens read-only",
+				   fidx_quote(st->path));
 	/* Until the file is accepted, closing must not write to it. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	if (fidx_sqlite_harden(st->db, false) < 0)
+		return set_error(st, "cannot open database '%s': SQLite cannot turn triggers off",
+				 fidx_quote(st->path));
+	/* Kept open until the connection is closed: closing it would drop SQLite's locks. */
+	st->lock_fd = open(st->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	sqlite3_wal_hook(st->db, checkpoint_unless_read, st);
 	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
-	if (read_schema_state(st, &state, &version) < 0)
+	if (read_schema_state(st, &state, &version) < 0 ||
+	    (state != SCHEMA_NEW && refuse_foreign(st, version) < 0))
 		return -1;
 	if (state != SCHEMA_OURS && setup_schema(st) < 0)
 		return -1;
+	st->accepted = true;
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 
 	snprintf(pragmas, sizeof(pragmas),
@@ -777,13 +1043,20 @@ struct fidx_store *fidx_store_open(const char *path, const struct fidx_store_opt
 		*errmsg = strdup("out of memory");
 		return NULL;
 	}
+	st->lock_fd = -1;
 	st->batch_rows = opts && opts->batch_rows ? opts->batch_rows : DEFAULT_BATCH_ROWS;
 	st->ballast = -1;
 	int cache_kib = opts && opts->cache_kib > 0 ? opts->cache_kib : DEFAULT_CACHE_KIB;
 
+	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
 	if (probe_header(st) < 0 || connect_db(st, cache_kib) < 0) {
 		*errmsg = strdup(st->msg);
 		fidx_store_close(st);
+		/* A file made by this failed open (a full disk) holds nothing: not left behind. */
+		struct stat sb;
+		if (missing && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0 &&
+		    fidx_dbfile_at_rest(path))
+			unlink(path);
 		return NULL;
 	}
 	ballast_take(st);
@@ -1185,9 +1458,7 @@ int fidx_store_build_indexes(struct fidx_store *st)
 
 	if (st->scratch)
 		return fidx_store_flush(st);
-	if (fidx_store_flush(st) < 0 ||
-	    exec(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)",
-		 "index") < 0)
+	if (fidx_store_flush(st) < 0 || exec(st, FILE_SCAN_PATH_SQL, "index") < 0)
 		return -1;
 	if (fidx_pathindex_build_missing(st->db, why, sizeof(why)) < 0)
 		return set_error(st, "cannot index database '%s': %s", fidx_quote(st->path), why);
@@ -1216,9 +1487,20 @@ int fidx_store_close(struct fidx_store *st)
 		fidx_sealer_free(st->sealer);
 		sqlite3_finalize(st->insert);
 		sqlite3_finalize(st->run);
+		/*
+		 * A query reading the main file as immutable: no checkpoint (the WAL
+		 * stays for the next writer).  A refused file that had no WAL: the
+		 * empty one this connection made is removed by the checkpoint, which
+		 * has nothing to write back.
+		 */
+		bool checkpoint = (st->accepted || st->was_at_rest) &&
+				  !fidx_dbfile_reader_holds(st->lock_fd);
+		sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !checkpoint, NULL);
 		if (sqlite3_close(st->db) != SQLITE_OK)
 			ret = -1;
 	}
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
 	ballast_release(st);
 	free(st->scans);
 	free(st->path);

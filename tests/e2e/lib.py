@@ -497,6 +497,45 @@ def start_scan(db, *args, rows=1, settle=0.3, stdout=subprocess.DEVNULL):
 	return p
 
 
+# What each older schema version holds: its tables (and the index made after a
+# bulk load), and how many columns of scan and file (their first ones).  Views
+# are left out of an older copy: their text of that version is not known here,
+# and fidx reads none of them.
+OLDER_VERSIONS = {
+	1: ({"scan", "file", "file_scan_path"}, 16, 25),
+	2: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
+	     "path_trigram"}, 16, 25),
+	3: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
+	     "path_trigram", "file_seal"}, 21, 26),
+}
+
+
+def downgrade(db, version):
+	"""
+	Turns the fidx database at db into one of an older schema version, as that
+	fidx made it but for its views: drops the views, the tables and indexes a
+	later version added and the columns it added (ALTER TABLE DROP COLUMN),
+	and sets user_version.
+	"""
+	keep, scan_cols, file_cols = OLDER_VERSIONS[version]
+	con = connect(db)
+	try:
+		for kind in ("view", "index", "table"):
+			for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = ?",
+						   (kind,)).fetchall():
+				if (kind == "view" or name.decode() not in keep) and \
+				   not name.startswith(b"sqlite_"):
+					con.execute("DROP %s \"%s\"" % (kind, name.decode()))
+		for table, n in (("scan", scan_cols), ("file", file_cols)):
+			cols = [_txt(r[1]) for r in con.execute("PRAGMA table_info(%s)" % table)]
+			for c in reversed(cols[n:]):
+				con.execute("ALTER TABLE %s DROP COLUMN %s" % (table, c))
+		con.execute("PRAGMA user_version = %d" % version)
+		con.commit()
+	finally:
+		con.close()
+
+
 def integrity(db):
 	"""Returns PRAGMA integrity_check's answer ('ok' when sound)."""
 	con = connect(db)

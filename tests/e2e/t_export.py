@@ -639,14 +639,16 @@ def check_usage(chk, top, db):
 
 
 def grow(src, dst, n):
-	"""A copy of src with n more rows in its newest scan (for the RSS check)."""
+	"""A copy of src with n more rows below the root of its newest scan (for the RSS check)."""
 	shutil.copy(src, dst)
 	con = sqlite3.connect(dst)
 	con.execute("""INSERT INTO file (scan_id, path, name, ext, type, size, blocks, mode, uid,
 		gid, nlink, dev, ino, atime_ns, mtime_ns, ctime_ns, btime_ns, md5, sha1, sha256,
 		sha512, xxh128)
 		WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?)
-		SELECT (SELECT max(id) FROM scan), '/gen/' || printf('%08d', i) || '/f&<|%.txt',
+		SELECT (SELECT max(id) FROM scan),
+		(SELECT root FROM scan WHERE id = (SELECT max(id) FROM scan))
+		|| '/gen/' || printf('%08d', i) || '/f&<|%.txt',
 		'f.txt', 'txt', 'f', i, 8, 33188, 0, 0, 1, 2049, i, i * 1000000007, i * 1000000009,
 		i * 1000000011, NULL, randomblob(16), randomblob(20), randomblob(32),
 		randomblob(64), randomblob(16) FROM k""", (n,))

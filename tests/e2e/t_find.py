@@ -447,11 +447,8 @@ def main():
 		copy_db(db, noindex, "DELETE FROM path_index; DELETE FROM path_block;"
 			" DELETE FROM path_trigram;")
 		v1 = top + b"/v1.db"
-		copy_db(db, v1, "DROP TABLE path_index; DROP TABLE path_block; DROP TABLE path_trigram;"
-			" DROP TABLE IF EXISTS file_digest; DROP TABLE file_seal;"
-			+ "".join(" ALTER TABLE scan DROP COLUMN %s;" % c for c in
-				  ("reused", "hashed", "base_scan_id", "pid", "seal"))
-			+ " ALTER TABLE file DROP COLUMN digests_from; PRAGMA user_version = 1;")
+		copy_db(db, v1, "")
+		lib.downgrade(v1, 1)
 		running = top + b"/running.db"
 		copy_db(db, running, "DELETE FROM path_index; DELETE FROM path_block;"
 			" DELETE FROM path_trigram; UPDATE scan SET status = 'running',"

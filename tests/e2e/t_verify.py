@@ -299,10 +299,8 @@ def check_resealed(chk, top, db, seal):
 
 def check_unsealed(chk, top, db):
 	"""Scans without a seal: exit 1 and the reason."""
-	v2 = edited(top, db, b"v2", "DROP TABLE file_seal;" + "".join(
-		" ALTER TABLE scan DROP COLUMN %s;" % c for c in
-		("reused", "hashed", "base_scan_id", "pid", "seal"))
-		+ " ALTER TABLE file DROP COLUMN digests_from; PRAGMA user_version = 2;")
+	v2 = edited(top, db, b"v2", "")
+	lib.downgrade(v2, 2)
 	res = run_fidx("verify", v2)
 	chk.eq("schema version 2: exit 1, no seal", (res.rc, res.out),
 	       (1, b"scan 1: no seal (database schema version 2: seals came with version 3)\n"))

@@ -41,11 +41,20 @@ static sqlite3 *open_pair(void)
 	return db;
 }
 
-/* Adds a row: type, size, mode, ino, mtime, ctime, sha256 ('x' bytes or NULL), target. */
+/*
+ * Adds a row: type, size, mode, ino, mtime, ctime, sha256 (an x'..' literal of a
+ * few bytes, made a whole digest with zeros after them, or NULL), target.
+ */
 static void add(sqlite3 *db, const char *schema, int64_t scan, const char *path, const char *type,
 		int64_t size, int64_t mode, int64_t ino, int64_t mtime, int64_t ctime,
 		const char *sha, const char *target)
 {
+	char digest[2 * 32 + 4];
+	if (sha) {
+		size_t n = strlen(sha) - 3; /* the hex between x' and ' */
+		snprintf(digest, sizeof(digest), "x'%.*s%0*d'", (int)n, sha + 2, (int)(64 - n), 0);
+		sha = digest;
+	}
 	char *sql = sqlite3_mprintf(
 		"INSERT INTO %s.file (scan_id, path, type, size, mode, uid, gid, nlink, dev, ino,"
 		" atime_ns, mtime_ns, ctime_ns, btime_ns, link_target, sha256) VALUES (%lld, %Q, %Q,"
@@ -77,7 +86,7 @@ static char *lines(const struct fidx_diff *d)
 static struct fidx_diff *run(sqlite3 *db, const char *old_root, const char *new_root,
 			     unsigned attrs)
 {
-	struct fidx_diff_side a = {"main", 1, old_root}, b = {"live", 7, new_root};
+	struct fidx_diff_side a = {"main", 1, old_root, NULL}, b = {"live", 7, new_root, NULL};
 	char *err = NULL;
 	struct fidx_diff *d = fidx_diff_compare(db, &a, &b, attrs, &err);
 	if (!d)
@@ -213,7 +222,7 @@ static void test_nulls_and_errors(void **state)
 
 	/* A row outside its root is refused. */
 	add(db, "live", 7, "/elsewhere", "f", 1, 0100644, 9, 1, 1, NULL, NULL);
-	struct fidx_diff_side a = {"main", 1, "/r"}, b = {"live", 7, "/r"};
+	struct fidx_diff_side a = {"main", 1, "/r", NULL}, b = {"live", 7, "/r", NULL};
 	char *err = NULL;
 	assert_null(fidx_diff_compare(db, &a, &b, FIDX_DIFF_DEFAULT, &err));
 	assert_non_null(strstr(err, "/elsewhere"));

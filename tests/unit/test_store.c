@@ -754,8 +754,8 @@ static char *schema_text(const char *db)
 
 /*
  * A version 1 database is migrated when opened for writing: it ends with the
- * same schema as a new one and keeps its rows; a migration that fails leaves
- * the file at version 1, as it was.
+ * same schema as a new one and keeps its rows; one with a table of its own
+ * in the way is refused and left at version 1, as it was.
  */
 static void test_migration(void **state)
 {
@@ -779,7 +779,10 @@ static void test_migration(void **state)
 	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE path = '/r'"), 1);
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
 
-	/* A table in the way of the migration: refused, rolled back, still version 1. */
+	/*
+	 * A table in the way of the migration: not fidx's, so refused before
+	 * anything is written (the file still version 1, byte for byte).
+	 */
 	make_version_1(f->db);
 	h = open_sqlite(f->db);
 	exec_sql(h, "CREATE TABLE file_digest (x)");
@@ -788,7 +791,8 @@ static void test_migration(void **state)
 	size_t len;
 	char *before = slurp(f->db, &len);
 	char *msg = open_refused(f->db);
-	assert_non_null(strstr(msg, "cannot migrate database"));
+	assert_non_null(strstr(msg, "holds schema objects fidx did not create (table 'file_digest');"
+			       " refusing to write to it"));
 	assert_unchanged(f->db, before, len);
 	h = open_sqlite(f->db);
 	assert_int_equal(query_int(h, "PRAGMA user_version"), 1);
@@ -855,7 +859,7 @@ static void test_empty_and_missing(void **state)
 
 	snprintf(path, sizeof(path), "%s/no/such.db", f->dir);
 	char *msg = open_refused(path);
-	snprintf(expect, sizeof(expect), "cannot open database '%s': No such file or directory",
+	snprintf(expect, sizeof(expect), "cannot create database '%s': No such file or directory",
 		 path);
 	assert_string_equal(msg, expect);
 	free(msg);

@@ -1,0 +1,47 @@
+/*
+ * store_sqlite.h - what the SQLite backend (store_sqlite.c) shares with the
+ * code that opens SQLite connections of its own (query.c, cmd_scan.c).
+ *
+ * A database travels between examiners, and anyone who had it could have
+ * added to its schema: a trigger that rewrites sealed rows when a scan
+ * inserts, a view in place of a table, a default or an index that calls a
+ * function.  fidx runs none of it:
+ *
+ *   - every connection is hardened (fidx_sqlite_harden()): triggers off
+ *     (SQLITE_DBCONFIG_ENABLE_TRIGGER), trusted_schema off (no function with
+ *     side effects, no virtual table, from the schema), SQLite's defensive
+ *     mode on (no writable_schema, no writes to shadow tables or pages), and
+ *     on a read-only connection views off too (fidx reads only tables);
+ *   - the schema is compared with the one fidx creates for the database's
+ *     version (fidx_sqlite_foreign()): the store refuses to write into a
+ *     database holding anything else, and a query says so once and reads.
+ */
+#ifndef FIDX_STORE_SQLITE_H
+#define FIDX_STORE_SQLITE_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Hardens a new connection as above; read_only also turns views off.
+ * Returns 0, or -1 when SQLite refused a setting (then sqlite3_errmsg()).
+ */
+int fidx_sqlite_harden(sqlite3 *db, bool read_only);
+
+/*
+ * Compares the schema of db's main database with the one fidx creates for
+ * schema version (1..FIDX_SCHEMA_VERSION): schema_sql and the migrations up
+ * to that version, replayed into an in-memory database, and the index made
+ * after a bulk load.  Tables are compared by their columns (name, type, NOT
+ * NULL, default, primary key, hidden), views and indexes by their SQL text;
+ * any trigger, virtual table or unknown name is foreign; objects fidx may not
+ * have made yet (an index before its first scan ended) may be missing, and
+ * SQLite's statistics tables (ANALYZE) are SQLite's.  Writes a list of what
+ * differs ("trigger 'evil', table 'file' altered") into list, cut with "..."
+ * to size bytes.  Returns how many objects differ (0: the schema is fidx's),
+ * or -1 with the reason in list.
+ */
+int fidx_sqlite_foreign(sqlite3 *db, int version, char *list, size_t size);
+
+#endif /* FIDX_STORE_SQLITE_H */
