@@ -46,7 +46,12 @@ static const struct {
 	{"finished_ns", RULE_INT, 0, 0}, {"entries", RULE_INT, 0, 0}, {"files", RULE_INT, 0, 0},
 	{"dirs", RULE_INT, 0, 0}, {"bytes", RULE_INT, 0, 0}, {"errors", RULE_INT, 0, 0},
 	{"reused", RULE_INT, 0, 0}, {"hashed", RULE_INT, 0, 0}, {"base_scan_id", RULE_INT, 0, 0},
-	{"pid", RULE_INT, 0, 0},
+	{"pid", RULE_INT, 0, 0}, {"run_ns", RULE_INT, 0, 0},
+	/* Schema 4's times beyond the *_ns columns (dbtime.h). */
+	{"atime_sec", RULE_INT, 0, 0}, {"atime_nsec", RULE_INT, 0, 0},
+	{"mtime_sec", RULE_INT, 0, 0}, {"mtime_nsec", RULE_INT, 0, 0},
+	{"ctime_sec", RULE_INT, 0, 0}, {"ctime_nsec", RULE_INT, 0, 0},
+	{"btime_sec", RULE_INT, 0, 0}, {"btime_nsec", RULE_INT, 0, 0},
 	{"name", RULE_NAME, 0, 0}, {"ext", RULE_NAME, 0, 0},
 	{"link_target", RULE_TEXT, 0, 0}, {"error", RULE_TEXT, 0, 0}, {"host", RULE_TEXT, 0, 0},
 	{"os", RULE_TEXT, 0, 0}, {"kernel", RULE_TEXT, 0, 0}, {"arch", RULE_TEXT, 0, 0},

@@ -135,6 +135,10 @@ def main():
 			("mtime holds a real", "UPDATE file SET mtime_ns = 1.5 WHERE id = %d" % f1,
 			 [["export", "-f", "body"], ["stats"], ["find", "--json"]],
 			 D + rb"scan 2, row %d: mtime_ns holds a real number, not an integer" % f1),
+			("a time beyond 2262 holds text", "UPDATE file SET mtime_ns = NULL,"
+			 " mtime_sec = 'soon', mtime_nsec = 0 WHERE id = %d" % f1,
+			 [["export", "-f", "csv"], ["stats"], ["find", "--json"]],
+			 D + rb"scan 2, row %d: mtime_sec holds text, not an integer" % f1),
 			("dev holds a blob", "UPDATE file SET dev = X'01' WHERE id = %d" % f1,
 			 [["du"], ["export", "-f", "dfxml"], ["dupes"]],
 			 D + rb"scan 2, row %d: dev holds a blob, not an integer" % f1),
