@@ -45,6 +45,7 @@
 #include "scan.h"
 #include "scanargs.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "sysinfo.h"
 
 /* Interrupted (SIGINT, SIGTERM); the errors' codes are diff.h's, AIDE's numbers. */
@@ -268,7 +269,9 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 		goto out;
 	}
 	enum fidx_io_mode io = fidx_dev_rotational(sb.st_dev) == 1 ? FIDX_IO_HDD : FIDX_IO_SSD;
-	if (!(database = realpath(dbpath, NULL)) ||
+	/* The database the live scan goes into (the scratch one unless --update):
+	 * diff leaves out the times it moves in its folder. */
+	if (!(database = realpath(fidx_store_path(st), NULL)) ||
 	    !(json = fidx_scan_options_json(b->digests, a->jobs, b->xdev, b->follow, b->no_stat, io,
 					    false, (const char *const *)b->excludes, b->nexcludes,
 					    database))) {
@@ -318,7 +321,7 @@ static int attach_live(struct fidx_query *q, const char *path)
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) {
 		fidx_error("cannot read the live scan '%s': %s", fidx_quote(path),
-			   sqlite3_errmsg(q->db));
+			   fidx_sqlite_why(q->db));
 		return -1;
 	}
 	return 0;

@@ -206,7 +206,7 @@ static void remove_temporary(const struct scan_db *sdb)
 static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsigned jobs,
 		      enum fidx_io_mode io, bool progress, char **scan_spec, struct fidx_store **stp)
 {
-	char **roots = calloc(nargs, sizeof(*roots));
+	char **roots = calloc(nargs + 1, sizeof(*roots));
 	char *json = NULL, *errmsg = NULL, *database = NULL;
 	struct fidx_store *st = NULL;
 	struct fidx_scan_result result = {0};
@@ -216,11 +216,21 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		fidx_error("out of memory");
 		goto out;
 	}
+	size_t nroots = 0;
 	for (size_t i = 0; i < nargs; i++) {
-		if (!(roots[i] = realpath(args[i], NULL))) {
+		if (!(roots[nroots] = realpath(args[i], NULL))) {
 			fidx_error("cannot scan '%s': %s", fidx_quote(args[i]), strerror(errno));
 			goto out;
 		}
+		/* The same folder given twice ("a ./a") is one scan, as with fidx scan. */
+		bool again = false;
+		for (size_t k = 0; k < nroots && !again; k++)
+			again = strcmp(roots[k], roots[nroots]) == 0;
+		if (again)
+			free(roots[nroots]);
+		else
+			nroots++;
+		roots[nroots] = NULL;
 	}
 	if (!(st = fidx_store_open(sdb->path, NULL, &errmsg))) {
 		fidx_error("%s", errmsg);
@@ -242,7 +252,7 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		.digests = 0, .jobs = jobs, .io = io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD,
 		.progress = progress, .options_json = json, .cancel = &interrupted,
 	};
-	if (fidx_scan(st, (const char *const *)roots, nargs, &so, &result, &errmsg) < 0) {
+	if (fidx_scan(st, (const char *const *)roots, nroots, &so, &result, &errmsg) < 0) {
 		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
 	}

@@ -326,7 +326,7 @@ static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 	}
 	int changed = rc == SQLITE_DONE ? sqlite3_changes(db) : -1;
 	if (changed < 0)
-		fidx_error("cannot write database '%s': %s", fidx_quote(dbpath), sqlite3_errmsg(db));
+		fidx_error("cannot write database '%s': %s", fidx_quote(dbpath), fidx_sqlite_why(db));
 	else if (changed == 0)
 		fidx_error("cannot resume scan %lld of '%s': another fidx took it up first",
 			   (long long)id, fidx_quote(root));
@@ -374,7 +374,7 @@ static int newest_root(const char *dbpath, const char *origin, char **root)
 	}
 	if (!*root)
 		fidx_error("cannot read database '%s'%s: %s", fidx_quote(dbpath), origin,
-			   db ? sqlite3_errmsg(db) : "out of memory");
+			   fidx_sqlite_why(db));
 out:
 	sqlite3_finalize(s);
 	sqlite3_close(db);
@@ -399,7 +399,7 @@ static int list_kept_errors(sqlite3 *db, const char *dbpath, int64_t id, FILE *l
 				(const char *)sqlite3_column_text(s, 1));
 	}
 	if (rc != SQLITE_DONE)
-		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath), sqlite3_errmsg(db));
+		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath), fidx_sqlite_why(db));
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -444,7 +444,7 @@ static int make_plan(const char *dbpath, char **roots, size_t nroots, bool resum
 	if (sqlite3_open_v2(dbpath, &db, resume ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
 			    NULL) != SQLITE_OK || fidx_sqlite_harden(db, !resume) < 0) {
 		fidx_error("cannot read database '%s': %s", fidx_quote(dbpath),
-			   db ? sqlite3_errmsg(db) : "out of memory");
+			   fidx_sqlite_why(db));
 		goto out;
 	}
 	/* The store's connection checkpoints, minding the readers (store_sqlite.c). */
@@ -511,6 +511,18 @@ out:
 	return ret;
 }
 
+/* Whether the WAL beside the database at path is missing or empty. */
+static bool wal_empty(const char *path)
+{
+	char *wal;
+	struct stat sb;
+	if (asprintf(&wal, "%s-wal", path) < 0)
+		return false;
+	bool empty = stat(wal, &sb) < 0 ? errno == ENOENT : sb.st_size == 0;
+	free(wal);
+	return empty;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	struct option longopts[NOPTIONS + 1];
@@ -535,6 +547,7 @@ int cmd_scan(int argc, char **argv)
 	struct plan plan = {0};
 	char *resume_root = NULL;
 	int status = 2;
+	bool made_db = false; /* the database is made by this run */
 
 	if (!excludes) {
 		fidx_error("out of memory");
@@ -694,6 +707,7 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	struct fidx_store_opts sopts = {0};
+	made_db = access(db, F_OK) != 0 && errno == ENOENT;
 	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
 		fidx_error("%s%s", errmsg, origin);
 		goto out;
@@ -770,6 +784,13 @@ int cmd_scan(int argc, char **argv)
 out:
 	if (st)
 		fidx_store_close(st);
+	/*
+	 * A database this run made but never began a scan in (a full disk)
+	 * holds nothing: not left behind, unless another connection may be
+	 * writing it (its WAL holds something).
+	 */
+	if (made_db && result.nscans == 0 && wal_empty(db))
+		fidx_dbfile_remove(db);
 	if (error_list)
 		fclose(error_list);
 	for (size_t i = 0; i < nroots; i++)

@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "dbfile.h"
@@ -37,6 +38,7 @@
 #include "output.h"
 #include "record.h"
 #include "rowcheck.h"
+#include "store_sqlite.h"
 #include "when.h"
 
 /* Attribute names (--ignore) and summary letters, in enum fidx_diff_attr order. */
@@ -521,7 +523,7 @@ static int side_next(sqlite3 *db, sqlite3_stmt *s, struct fidx_rowcheck *c,
 		return 0;
 	if (rc != SQLITE_ROW) {
 		set_error(errmsg, "cannot read scan %lld: %s", (long long)side->scan_id,
-			  sqlite3_errmsg(db));
+			  fidx_sqlite_why(db));
 		return -1;
 	}
 	if (row_take(s, c, side, r, errmsg) < 0)
@@ -535,14 +537,24 @@ static int side_next(sqlite3 *db, sqlite3_stmt *s, struct fidx_rowcheck *c,
 }
 
 /*
- * Returns the folder of the database scan side->scan_id was written into
- * (its options' "database", docs/SCHEMA.md), malloc'ed, or NULL when the
- * scan does not say (made before fidx recorded it) or on ENOMEM.
+ * The folder of the database a scan was written into (its options'
+ * "database", docs/SCHEMA.md): its path, and its device and inode as it is
+ * now, so that the folder is known by any path a scan met it by (a root
+ * given through a symlink, a bind mount, a followed link).
  */
-static char *database_folder(sqlite3 *db, const struct fidx_diff_side *side)
+struct own_folder {
+	char *path;    /* malloc'ed; NULL when the scan does not say (made before
+			  fidx recorded it) or on ENOMEM */
+	bool known;    /* dev and ino hold the folder's, stat(2) now */
+	int64_t dev, ino;
+};
+
+/* Reads the own_folder of the scan side->scan_id. */
+static struct own_folder database_folder(sqlite3 *db, const struct fidx_diff_side *side)
 {
 	sqlite3_stmt *s = NULL;
-	char *folder = NULL;
+	struct own_folder f = {0};
+	struct stat sb;
 	char *sql = sqlite3_mprintf("SELECT CASE WHEN json_valid(options) THEN"
 				    " json_extract(options, '$.database') END FROM \"%w\".scan"
 				    " WHERE id = ?", side->schema);
@@ -552,11 +564,25 @@ static char *database_folder(sqlite3 *db, const struct fidx_diff_side *side)
 								 : NULL;
 		const char *slash = path ? strrchr(path, '/') : NULL;
 		if (slash)
-			folder = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+			f.path = strndup(path, slash == path ? 1 : (size_t)(slash - path));
 	}
 	sqlite3_finalize(s);
 	sqlite3_free(sql);
-	return folder;
+	if (f.path && stat(f.path, &sb) == 0) {
+		f.known = true;
+		f.dev = (int64_t)sb.st_dev;
+		f.ino = (int64_t)sb.st_ino;
+	}
+	return f;
+}
+
+/* Whether row r is the folder f: the same path, or the same device and inode. */
+static bool is_own_folder(const struct own_folder *f, const struct row *r)
+{
+	if (f->path && strcmp(r->path, f->path) == 0)
+		return true;
+	return f->known && r->type == 'd' && (r->present >> V_DEV & 1) &&
+	       (r->present >> V_INO & 1) && r->v[V_DEV] == f->dev && r->v[V_INO] == f->ino;
 }
 
 /* The times a scan changes in the folder of its own database (its -wal, -shm come and go). */
@@ -576,13 +602,13 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 	struct row a, b;
 	int ha, hb;
 	/* The folders of the scans' own databases: their times moved by the scans themselves. */
-	char *folder[2] = {database_folder(db, old), database_folder(db, new)};
+	struct own_folder folder[2] = {database_folder(db, old), database_folder(db, new)};
 
 	*errmsg = NULL;
 	if (!d)
 		goto nomem;
 	if (!so || !sn) {
-		set_error(errmsg, "cannot read the scans: %s", sqlite3_errmsg(db));
+		set_error(errmsg, "cannot read the scans: %s", fidx_sqlite_why(db));
 		goto fail;
 	}
 	if (!(co = side_check(so, old)) || !(cn = side_check(sn, new)))
@@ -612,8 +638,7 @@ struct fidx_diff *fidx_diff_compare(sqlite3 *db, const struct fidx_diff_side *ol
 			signed char grew;
 			bool unknown;
 			unsigned changed = compare_rows(&a, &b, attrs, &grew, &unknown);
-			if ((folder[0] && strcmp(a.path, folder[0]) == 0) ||
-			    (folder[1] && strcmp(b.path, folder[1]) == 0))
+			if (is_own_folder(&folder[0], &a) || is_own_folder(&folder[1], &b))
 				changed &= ~OWN_FOLDER_TIMES;
 			if (changed) {
 				struct fidx_diff_entry *e = vec_push(&entries);
@@ -649,8 +674,8 @@ fail:
 	fidx_diff_free(d);
 	d = NULL;
 out:
-	free(folder[0]);
-	free(folder[1]);
+	free(folder[0].path);
+	free(folder[1].path);
 	fidx_rowcheck_free(co);
 	fidx_rowcheck_free(cn);
 	sqlite3_finalize(so);
@@ -998,7 +1023,7 @@ static int fetch(sqlite3 *db, sqlite3_stmt *s, struct fidx_rowcheck *c,
 	if (rc == SQLITE_DONE)
 		set_error(errmsg, "file row %lld vanished from the database", (long long)id);
 	else
-		set_error(errmsg, "cannot read file row %lld: %s", (long long)id, sqlite3_errmsg(db));
+		set_error(errmsg, "cannot read file row %lld: %s", (long long)id, fidx_sqlite_why(db));
 	return -1;
 }
 
@@ -1013,7 +1038,7 @@ int fidx_diff_print(const struct fidx_diff *d, sqlite3 *db, const struct fidx_di
 	*errmsg = NULL;
 	if (o->verbose && (!(so = prepare_rows(db, old->schema, "WHERE id = ?")) ||
 			   !(sn = prepare_rows(db, new->schema, "WHERE id = ?")))) {
-		set_error(errmsg, "cannot read the scans: %s", sqlite3_errmsg(db));
+		set_error(errmsg, "cannot read the scans: %s", fidx_sqlite_why(db));
 		goto out;
 	}
 	if (o->verbose && (!(co = side_check(so, old)) || !(cn = side_check(sn, new)))) {

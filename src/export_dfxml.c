@@ -18,9 +18,10 @@
  * allows it only straight after filename), id (file.id), name_type (r d l p
  * s c b, '-' unknown), filesize, inode, meta_type (TSK's number), mode
  * (st_mode in decimal, as the DFXML Python tools write it from stat), nlink,
- * uid, gid, mtime, ctime, atime, crtime (ISO 8601 UTC with nanoseconds, a
- * year after 9999 without the '+' of ISO's expanded years, as xs:dateTime
- * has it; crtime only when the filesystem keeps it), link_target, then one
+ * uid, gid, mtime, ctime, atime, crtime (UTC with nanoseconds as XML Schema
+ * 1.0's xs:dateTime has it: a year after 9999 without the '+' of ISO's
+ * expanded years, no year 0, so ISO's 0000 is -0001 and every earlier year
+ * one further back; crtime only when the filesystem keeps it), link_target, then one
  * hashdigest per digest the scan computed among md5, sha1, sha256, sha512
  * (DFXML has no name for XXH128).  Elements whose column is NULL are left
  * out.  Several scans make one flat list of fileobjects, in scan order.
@@ -207,9 +208,22 @@ static void put_time(FILE *out, const char *tag, sqlite3_stmt *s, int c)
 	export_puts(out, "    <");
 	export_puts(out, tag);
 	putc_unlocked('>', out);
-	/* xs:dateTime writes a year after 9999 with more digits but no '+'. */
 	fidx_when_iso(t, iso);
-	export_puts(out, iso[0] == '+' ? iso + 1 : iso);
+	if (iso[0] == '+') {
+		/* xs:dateTime writes a year after 9999 with more digits but no '+'. */
+		export_puts(out, iso + 1);
+	} else if (iso[0] == '-' || strncmp(iso, "0000-", 5) == 0) {
+		/*
+		 * XML Schema 1.0 has no year 0: its -0001 is 1 BCE, ISO's (and
+		 * fidx's) 0000.  Years before 1 are written one further back.
+		 */
+		char *rest;
+		long long year = strtoll(iso, &rest, 10);
+		fprintf(out, "-%04lld", 1 - year);
+		export_puts(out, rest);
+	} else {
+		export_puts(out, iso);
+	}
 	export_puts(out, "</");
 	export_puts(out, tag);
 	export_puts(out, ">\n");

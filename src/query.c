@@ -88,7 +88,7 @@ int fidx_query_fail(const struct fidx_query *q)
 {
 	if (!moved(q))
 		fidx_error("cannot read database '%s'%s: %s", fidx_quote(q->path), q->origin,
-			   sqlite3_errmsg(q->db));
+			   fidx_sqlite_why(q->db));
 	return 2;
 }
 
@@ -134,7 +134,7 @@ static int connect_read(struct fidx_query *q, bool immutable)
 	if (rc != SQLITE_OK) {
 		if (q->db)
 			fidx_error("cannot open database '%s'%s: %s", fidx_quote(q->path), q->origin,
-				   sqlite3_errmsg(q->db));
+				   fidx_sqlite_why(q->db));
 		else
 			fidx_error("cannot open database '%s'%s: out of memory", fidx_quote(q->path),
 				   q->origin);

@@ -30,6 +30,7 @@
 
 #include "hash.h"
 #include "rowcheck.h"
+#include "store_sqlite.h"
 
 /* One file of the earlier scan. */
 struct reuse_slot {
@@ -67,7 +68,7 @@ static int fail(char **errmsg, const char *fmt, ...)
 static int db_fail(sqlite3 *db, char **errmsg)
 {
 	return fail(errmsg, "cannot read database '%s': %s",
-		    sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+		    sqlite3_db_filename(db, "main"), fidx_sqlite_why(db));
 }
 
 /* Returns a malloc'ed copy of column col as bytes (NULL for SQL NULL). */

@@ -101,11 +101,16 @@ struct scan {
 
 /* A file the scan never records: a database's file, -wal, -shm or -journal. */
 struct own_file {
-	char *path;                    /* its absolute path, as the walk would make it */
+	char *path;                    /* its absolute path, the folders resolved */
 	size_t len;                    /* strlen(path) */
+	const char *name;              /* its name: path after the last '/' */
+	size_t name_len;               /* strlen(name) */
 	dev_t dev;                     /* its device and inode, when it exists ... */
 	ino_t ino;
 	bool exists;                   /* ... at the start of the scan */
+	dev_t dir_dev;                 /* its folder's device and inode, when ... */
+	ino_t dir_ino;
+	bool dir_known;                /* ... the folder could be stat'ed */
 };
 
 /* A walker or hashing thread's state. */
@@ -305,19 +310,35 @@ fail:
 }
 
 /*
- * Whether walk entry e is one of the files the scan never records: by its
- * device and inode when both are known (any path to it: a followed link, a
- * bind mount), else by its path.
+ * Whether walk entry e is one of the files the scan never records, whatever
+ * path leads to it (a root given through a symlink, a bind mount, a followed
+ * link): by device and inode, from the entry's stat or, without one, from
+ * fstatat() of an entry of the same name; a file made after the scan began
+ * by its name and its folder's device and inode; else by its path.
  */
 static bool is_own_file(const struct scan *s, const struct fidx_walk_entry *e)
 {
+	const char *name = e->path + e->name_off;
+	size_t name_len = e->path_len - e->name_off;
 	for (size_t i = 0; i < s->nown; i++) {
 		const struct own_file *o = &s->own[i];
+		struct stat sb;
 		if (e->stx && o->exists) {
 			if (o->ino == e->stx->stx_ino &&
 			    o->dev == makedev(e->stx->stx_dev_major, e->stx->stx_dev_minor))
 				return true;
-		} else if (e->path_len == o->len && memcmp(e->path, o->path, o->len) == 0) {
+			continue;
+		}
+		if (e->path_len == o->len && memcmp(e->path, o->path, o->len) == 0)
+			return true;
+		if (name_len != o->name_len || memcmp(name, o->name, name_len) != 0)
+			continue;
+		if (o->exists) {
+			if (fstatat(e->at_fd, e->at_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    sb.st_dev == o->dev && sb.st_ino == o->ino)
+				return true;
+		} else if (o->dir_known && e->at_fd != AT_FDCWD && fstat(e->at_fd, &sb) == 0 &&
+			   sb.st_dev == o->dir_dev && sb.st_ino == o->dir_ino) {
 			return true;
 		}
 	}
@@ -343,6 +364,15 @@ static int note_own_files(struct scan *s)
 		char *abs = realpath(db, NULL);
 		if (!abs && !(abs = fidx_root_path(db)))
 			continue;
+		struct stat dir;
+		char *slash = strrchr(abs, '/');
+		bool dir_known = false;
+		if (slash) {
+			char keep = slash[1];
+			slash[1] = '\0';
+			dir_known = stat(abs, &dir) == 0;
+			slash[1] = keep;
+		}
 		for (size_t i = 0; i < 4; i++) {
 			struct own_file *o = &s->own[s->nown];
 			struct stat sb;
@@ -352,10 +382,17 @@ static int note_own_files(struct scan *s)
 				return -1;
 			}
 			o->len = strlen(o->path);
+			o->name = strrchr(o->path, '/') ? strrchr(o->path, '/') + 1 : o->path;
+			o->name_len = strlen(o->name);
 			if (stat(o->path, &sb) == 0) {
 				o->dev = sb.st_dev;
 				o->ino = sb.st_ino;
 				o->exists = true;
+			}
+			if (dir_known) {
+				o->dir_dev = dir.st_dev;
+				o->dir_ino = dir.st_ino;
+				o->dir_known = true;
 			}
 			s->nown++;
 		}

@@ -47,6 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_sqlite.h"
+
 /* A column of the canonical line. */
 struct seal_column {
 	const char *name; /* column name */
@@ -110,7 +112,7 @@ static int fail(struct lines *l, const char *fmt, ...)
 /* Records SQLite's last error on l->db, while doing what.  Returns -1. */
 static int db_fail(struct lines *l, const char *what)
 {
-	return fail(l, "cannot %s scan %" PRId64 ": %s", what, l->scan_id, sqlite3_errmsg(l->db));
+	return fail(l, "cannot %s scan %" PRId64 ": %s", what, l->scan_id, fidx_sqlite_why(l->db));
 }
 
 /* Prepares sql into *s, with l->scan_id bound to ?1.  Returns 0, or -1 with the reason set. */

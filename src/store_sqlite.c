@@ -260,9 +260,15 @@ static const char schema_sql[] =
 	"coalesce((SELECT l.utc_offset FROM local_time l WHERE l.scan_id = " scan \
 	" AND l.since <= " sec " ORDER BY l.since DESC LIMIT 1), 0)"
 
-/* SQL: second sec of the row's scan as "YYYY-MM-DD HH:MM:SS" in the scanning host's local time. */
+/*
+ * SQL: second sec of the row's scan as "YYYY-MM-DD HH:MM:SS" in the scanning
+ * host's local time; NULL when the local date is outside the years 0000 to
+ * 9999 (strftime() would print "-001-..." before year 0).
+ */
 #define LOCAL_DATETIME(scan, sec) \
-	"strftime('%Y-%m-%d %H:%M:%S', " sec " + " UTC_OFFSET(scan, sec) ", 'unixepoch')"
+	"(SELECT CASE WHEN v BETWEEN -62167219200 AND 253402300799 THEN" \
+	" strftime('%Y-%m-%d %H:%M:%S', v, 'unixepoch') END" \
+	" FROM (SELECT " sec " + " UTC_OFFSET(scan, sec) " AS v))"
 
 /* SQL: scan s is the newest complete scan of its root. */
 #define NEWEST_COMPLETE(s) \
@@ -381,6 +387,18 @@ static const char *const migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 3 -> 4 */
 	SCHEMA_V4_SQL,
 };
+
+const char *fidx_sqlite_why(sqlite3 *db)
+{
+	if (!db)
+		return "out of memory";
+	int code = sqlite3_errcode(db) & 0xff, sys = sqlite3_system_errno(db);
+	if (code == SQLITE_FULL)
+		return strerror(ENOSPC);
+	if ((code == SQLITE_CANTOPEN || code == SQLITE_IOERR) && sys)
+		return strerror(sys);
+	return sqlite3_errmsg(db);
+}
 
 int fidx_sqlite_harden(sqlite3 *db, bool read_only)
 {
@@ -649,15 +667,12 @@ static int files_error(struct fidx_store *st)
  */
 static int sqlite_error(struct fidx_store *st, const char *verb)
 {
-	int code = sqlite3_errcode(st->db) & 0xff, sys = sqlite3_system_errno(st->db);
+	int code = sqlite3_errcode(st->db) & 0xff;
 	if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_PERM ||
 	     code == SQLITE_AUTH) && files_error(st) < 0)
 		return -1;
-	const char *why = code == SQLITE_FULL ? strerror(ENOSPC)
-			  : code == SQLITE_CANTOPEN && sys ? strerror(sys)
-			  : code == SQLITE_IOERR && sys ? strerror(sys)
-			  : sqlite3_errmsg(st->db);
-	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path), why);
+	return set_error(st, "cannot %s database '%s': %s", verb, fidx_quote(st->path),
+			 fidx_sqlite_why(st->db));
 }
 
 /* Records "cannot seal database 'path': <the sealer's reason>".  Returns -1. */

@@ -1,6 +1,7 @@
 /*
  * store_sqlite.h - what the SQLite backend (store_sqlite.c) shares with the
- * code that opens SQLite connections of its own (query.c, cmd_scan.c).
+ * code that opens SQLite connections of its own (query.c, cmd_scan.c,
+ * reuse.c): hardening, the schema check, and errors worded for the user.
  *
  * A database travels between examiners, and anyone who had it could have
  * added to its schema: a trigger that rewrites sealed rows when a scan
@@ -28,6 +29,14 @@
  * Returns 0, or -1 when SQLite refused a setting (then sqlite3_errmsg()).
  */
 int fidx_sqlite_harden(sqlite3 *db, bool read_only);
+
+/*
+ * SQLite's last error on db as a user should read it: the system's reason
+ * (strerror) when a file could not be opened, read or written, the full
+ * disk's when SQLite says the disk is full, else sqlite3_errmsg(); "out of
+ * memory" for a NULL db (sqlite3_open_v2() could not allocate one).
+ */
+const char *fidx_sqlite_why(sqlite3 *db);
 
 /*
  * Compares the schema of db's main database with the one fidx creates for

@@ -157,8 +157,10 @@ const char *fidx_when_iso(struct fidx_time t, char buf[static FIDX_WHEN_ISO])
 	static _Thread_local int64_t cached_day = INT64_MIN;
 	static _Thread_local char date[24];
 	static _Thread_local size_t date_len;
-	int64_t day = t.sec / 86400 - (t.sec % 86400 < 0);
-	unsigned tod = (unsigned)(t.sec - day * 86400);
+	/* Without day * 86400, which overflows for the earliest seconds. */
+	int64_t rem = t.sec % 86400;
+	int64_t day = t.sec / 86400 - (rem < 0);
+	unsigned tod = (unsigned)(rem < 0 ? rem + 86400 : rem);
 
 	if (day != cached_day) {
 		date_len = civil_date(day, date);

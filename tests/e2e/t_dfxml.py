@@ -37,6 +37,8 @@ combination of elements fidx writes:
   follow        --follow: a loop of links (error, metadata, link_target), a
                 link to an ancestor (error), a followed link to a file
                 (digests and link_target);
+  far times     on a tmpfs: times around year 0 (XML Schema 1.0 has no year
+                0: ISO's 0000 is its -0001), before 1 BCE, after 9999;
   error+all     the all-digests database with an error put on every row:
                 error together with every other element, digests too.
 
@@ -384,6 +386,29 @@ def build_nobody(top):
 	return root
 
 
+# Times ext4 cannot hold (a tmpfs can): around year 0, after 9999, 2^40 s either side.
+FAR_TIMES = {b"y0": -62167219200 * 10**9, b"y-1": -62167219201 * 10**9 + 1,
+	     b"bce90": -65000000000 * 10**9, b"y10000": 253402300800 * 10**9 + 42,
+	     b"p2e40": (1 << 40) * 10**9 + 999999999, b"m2e40": -(1 << 40) * 10**9}
+
+
+def build_far(td, top):
+	"""A tmpfs tree of files dated FAR_TIMES (mtime; atime the next one); None without tmpfs."""
+	mnt = top + b"/far"
+	os.mkdir(mnt)
+	try:
+		td.mount_tmpfs(os.fsdecode(mnt), "1m")
+	except (subprocess.CalledProcessError, OSError):
+		return None
+	root = mnt + b"/tree"
+	os.mkdir(root)
+	names = list(FAR_TIMES)
+	for i, n in enumerate(names):
+		write(root + b"/" + n, n)
+		os.utime(root + b"/" + n, ns=(FAR_TIMES[names[(i + 1) % len(names)]], FAR_TIMES[n]))
+	return root
+
+
 def build_follow(top):
 	"""Links --follow meets: a loop, a link to an ancestor, a link to a file."""
 	root = top + b"/follow"
@@ -413,9 +438,18 @@ def db_rows(db):
 
 
 def iso(ns):
-	"""ns since the epoch as ISO 8601 UTC with nanoseconds, computed without fidx."""
+	"""ns since the epoch as xs:dateTime (UTC, nanoseconds), computed without fidx.
+
+	Years 1 to 9999 from time.gmtime; others from coreutils' date, whose
+	years are ISO's (0000 is 1 BCE), written as XML Schema 1.0 has them:
+	more digits without '+' after 9999, and no year 0: 1 BCE is -0001."""
 	s, f = divmod(ns, 10**9)
-	return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + ".%09dZ" % f
+	if -62135596800 <= s < 253402300800:
+		return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + ".%09dZ" % f
+	out = subprocess.run(["date", "-u", "-d", "@%d" % s, "+%Y %m-%dT%H:%M:%S"],
+			     capture_output=True, check=True).stdout.decode().split()
+	year = int(out[0])
+	return ("%04d" % year if year > 0 else "-%04d" % (1 - year)) + "-" + out[1] + ".%09dZ" % f
 
 
 def carried(e):
@@ -679,6 +713,15 @@ def main():
 				db = dbdir + b"/n.db"
 				if scan(chk, "nobody", db, nroot, "--hash", ALL, uid=lib.NOBODY, rc=1):
 					check_document(chk, "nobody", top, db, nroot, seen)
+
+		with chk.guard("far times"):
+			far = build_far(td, top)
+			if far is None:
+				chk.skip("far times", "cannot mount a tmpfs")
+			else:
+				db = top + b"/far.db"
+				if scan(chk, "far times", db, far, "--hash", "md5"):
+					check_document(chk, "far times", top, db, far, seen)
 
 		with chk.guard("follow"):
 			froot = build_follow(top)

@@ -360,7 +360,9 @@ def main():
 
 		with chk.guard("--db hash none"):
 			db = top + b"/kept.db"
-			res = run_fidx("dupes", "--json", "--db", db, root, env=env)
+			# the root three ways: still one scan (as fidx scan makes)
+			res = run_fidx("dupes", "--json", "--db", db, root, root + b"/",
+				       root + b"/./", env=env)
 			chk.ok("--db: exit 0", res.rc == 0, repr(res))
 			check_groups(chk, "--db", from_json(res.out), want)
 			con = lib.connect(db)

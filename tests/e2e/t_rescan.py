@@ -472,12 +472,24 @@ def check_resume_errors(chk, top):
 	chk.eq("--resume --errors: the summary counts it", lib.scan_rows(db)[0]["errors"], 1)
 
 
+def scan_paths(db, scan_id):
+	"""The paths of scan_id's rows in db."""
+	con = lib.connect(db)
+	try:
+		return [r[0] for r in con.execute("SELECT path FROM file WHERE scan_id = ?",
+						  (scan_id,))]
+	finally:
+		con.close()
+
+
 def check_own_database(chk, top):
 	"""
 	A tree that holds the database being written (`cd d; fidx scan .`): its
 	files are left out, the scan row says so, the scan exits 0, and diff and
 	check come back clean (the folder's times, which the database's -wal and
-	-shm move, are not a change); by inode with --follow, by path with --no-stat.
+	-shm move, are not a change); by inode with --follow, by path with --no-stat;
+	the same through a symlinked or bind-mounted root (--no-stat: by name and
+	inode), and with check's scratch database in a folder of the tree.
 	"""
 	root = top + b"/withdb"
 	os.makedirs(root + b"/sub")
@@ -530,6 +542,55 @@ def check_own_database(chk, top):
 	chk.ok("--no-stat: the database left out by its path",
 	       res.rc == 0 and not own & set(paths) and root + b"/a" in paths,
 	       "rc=%d %s" % (res.rc, lib.short(sorted(paths))))
+
+	# The root given through a symlink or a bind mount: the walk's paths are
+	# not the database's own; it is still left out (by inode; by name and
+	# inode with --no-stat), and its folder's times are still not a change.
+	os.symlink(b"withdb", top + b"/via-link")
+	ways = [(b"via-link", "a symlinked root")]
+	try:
+		os.mkdir(top + b"/via-bind")
+		subprocess.run(["mount", "--bind", root, top + b"/via-bind"], check=True,
+			       stderr=subprocess.DEVNULL)
+		ways.append((b"via-bind", "a bind-mounted root"))
+	except (OSError, subprocess.CalledProcessError):
+		chk.skip("a bind-mounted root", "cannot bind-mount here")
+	try:
+		for name, label in ways:
+			for args in ([], ["--no-stat"]):
+				tag = "%s%s" % (label, " --no-stat" if args else "")
+				# the database in the tree, named by its own path, not the walk's
+				inner = root + b"/via.db"
+				for run in (1, 2):
+					res = run_fidx("scan", "-q", *args, "-o", inner, top + b"/" + name)
+					paths = scan_paths(inner, run) if res.rc == 0 else []
+					chk.ok("%s, scan %d: exit 0, no row of its database, -wal or -shm" %
+					       (tag, run), res.rc == 0 and not [p for p in paths
+					       if os.path.basename(p).startswith(b"via.db")] and
+					       top + b"/" + name + b"/a" in paths,
+					       "rc=%d %s %s" % (res.rc, res.err[-300:], lib.short(sorted(paths))))
+					time.sleep(0.05)
+				res = run_fidx("diff", "--db", inner)
+				chk.eq("%s: fidx diff: identical (the folder's times are the database's)" %
+				       tag, (res.rc, res.out), (0, b""))
+				res = run_fidx("check", "--db", inner)
+				chk.eq("%s: fidx check: identical" % tag, (res.rc, res.out), (0, b""))
+				for f in (inner, inner + b"-wal", inner + b"-shm"):
+					if os.path.exists(f):
+						os.unlink(f)
+	finally:
+		if len(ways) > 1:
+			subprocess.run(["umount", top + b"/via-bind"])
+
+	# check's scratch database in a folder of the tree (TMPDIR inside it).
+	scratch = root + b"/sub"
+	res = run_fidx("scan", "-q", ".", cwd=root)
+	chk.eq("a baseline with times for check: exit 0", res.rc, 0)
+	for run in (1, 2):
+		res = run_fidx("check", "-v", cwd=root, env={"TMPDIR": os.fsdecode(scratch)})
+		chk.eq("check with TMPDIR inside the tree, run %d: identical (the scratch"
+		       " database's folder times are not a change)" % run, (res.rc, res.out), (0, b""))
+		time.sleep(0.05)
 
 	# The same root given twice, or spelled twice, is one scan.
 	twice = top + b"/twice.db"

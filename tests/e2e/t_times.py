@@ -32,6 +32,7 @@ import datetime
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 import time
@@ -150,6 +151,13 @@ def check_view(chk, label, db, scan, want):
 	chk.ok("%s: file_view atime and mtime" % label, not bad, lib.short(bad[:3]))
 
 
+def xs_datetime(text):
+	"""XML Schema 1.0's xs:dateTime of fidx's ISO text: no '+', no year 0 (ISO's 0000 is -0001)."""
+	year, rest = re.match(r"([+-]?[0-9]+)(-.*)", text).groups()
+	y = int(year)
+	return ("%04d" % y if y > 0 else "-%04d" % (1 - y)) + rest
+
+
 def check_exports(chk, label, db, want):
 	"""csv, jsonl, body, dfxml: the times; sha256sum and hashdeep: every file."""
 	res = run_fidx("export", "--format", "csv", db)
@@ -186,7 +194,7 @@ def check_exports(chk, label, db, want):
 	for fo in ET.fromstring(res.out).iter(ns + "fileobject"):
 		name = fo.findtext(ns + "filename")
 		got[os.fsencode(name)] = (fo.findtext(ns + "atime"), fo.findtext(ns + "mtime"))
-	xs = lambda ns: iso(ns).lstrip("+")  # xs:dateTime: more year digits, no '+'
+	xs = lambda ns: xs_datetime(iso(ns))
 	bad = [p for p, t in want.items() if got.get(p) != (xs(t[0]), xs(t[1]))]
 	chk.ok("%s: export dfxml: atime and mtime (xs:dateTime)" % label, res.rc == 0 and not bad,
 	       lib.short([(p, got.get(p)) for p in bad[:2]]))
@@ -284,6 +292,36 @@ def check_gdback_local(chk, top):
 	chk.eq("local: metadata.date_db_creation", meta, want_meta)
 
 
+def check_gdback_far(chk, top):
+	"""data's local dates at the ends of the years 0000 to 9999: NULL beyond, on a tmpfs."""
+	root, db = top + "/gfar", top + "/gfar.db"
+	tz, offset = "EST5EDT,M3.2.0,M11.1.0", -5 * 3600  # winter: every date below
+	y0, y10000 = -62167219200, 253402300800
+	dates = {"bce90": -65000000000, "y0": y0, "y0-10d": y0 + 10 * 86400,
+		 "y9999": y10000 - 3600, "y10000-3h": y10000 + 3 * 3600,
+		 "y10000-6h": y10000 + 6 * 3600}
+	os.makedirs(root)
+	for n, sec in dates.items():
+		write(root + "/" + n)
+		os.utime(root + "/" + n, ns=(sec * NS, sec * NS))
+	res = run_fidx("scan", "-q", "--db", db, root, env={"TZ": tz})
+	chk.eq("far local: scan with TZ=%s: exit 0" % tz, res.rc, 0)
+	con = lib.connect(db)
+	got = {os.path.basename(r[0]): r[1] for r in con.execute(
+		"SELECT full_path, date_last_modification FROM data")}
+	con.close()
+	want = {}
+	for n, sec in dates.items():
+		local = sec + offset
+		if y0 <= local < y10000:  # coreutils' date: ISO years, 0000 included
+			want[n.encode()] = subprocess.run(
+				["date", "-u", "-d", "@%d" % local, "+%Y-%m-%d %H:%M:%S"],
+				capture_output=True, check=True).stdout.strip()
+		else:
+			want[n.encode()] = None
+	chk.eq("far local: data.date_last_modification, NULL outside 0000 to 9999", got, want)
+
+
 def main():
 	chk = Checker()
 	with TempDir() as td:
@@ -319,6 +357,9 @@ def main():
 					check_changes(chk, label, db, root, want)
 		with chk.guard("GDBack dates in local time"):
 			check_gdback_local(chk, top)
+		if len(trees) > 1:
+			with chk.guard("GDBack dates beyond the years 0000 to 9999"):
+				check_gdback_far(chk, top + "/tmpfs")
 	chk.done()
 
 
