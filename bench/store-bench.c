@@ -206,7 +206,7 @@ static double load_flat(const struct bench *b, double *last_s, double *index_s,
 				die("%s", fidx_store_errmsg(st));
 		}
 		totals.entries = b->rows;
-		if (fidx_store_end_scan(st, rec.scan_id, &totals) < 0)
+		if (fidx_store_end_scan(st, rec.scan_id, &totals, NULL) < 0)
 			die("%s", fidx_store_errmsg(st));
 		double t1 = now();
 		if (fidx_store_build_indexes(st) < 0)

@@ -106,7 +106,7 @@ static void check_usage(FILE *out)
 
 static atomic_bool interrupted;
 
-/* SIGINT/SIGTERM: stop the scan; a second signal kills as usual. */
+/* SIGINT/SIGTERM/SIGHUP: stop the scan; a second signal kills as usual. */
 static void on_signal(int sig)
 {
 	atomic_store(&interrupted, true);
@@ -364,6 +364,7 @@ int cmd_check(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (a.trust && base.digests &&
 	    !(reuse = fidx_reuse_load(q->db, base.id, base.digests, &errmsg))) {

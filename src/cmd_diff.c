@@ -204,34 +204,45 @@ static int choose(struct fidx_query *q, const int64_t *ids, int nids, struct cho
 }
 
 /*
- * Returns the digests scan id recorded (a mask), from its options' "hash"
- * list; -1 when the options do not say.
+ * Sets *mask to the digests scan id computed (its options' "hash"), or -1
+ * when its options do not say.  Returns 0, or -1 after printing why the
+ * database could not be read.
  */
-static long scan_digests(struct fidx_query *q, int64_t id)
+static int scan_digests(struct fidx_query *q, int64_t id, long *mask)
 {
 	sqlite3_stmt *s = fidx_query_prepare(q, "SELECT CASE WHEN json_valid(options) THEN"
 					     " json_extract(options, '$.hash') END FROM scan"
 					     " WHERE id = ?");
-	long mask = -1;
 	unsigned m;
+	*mask = -1;
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT &&
-	    fidx_digest_list_parse((const char *)sqlite3_column_text(s, 0), &m) == 0)
-		mask = (long)m;
+	int rc = sqlite3_step(s);
+	const char *hash = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+	if (hash && fidx_digest_list_parse(hash, &m) == 0)
+		*mask = (long)m;
+	bool failed = (rc != SQLITE_ROW && rc != SQLITE_DONE) ||
+		      (!hash && rc == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT);
+	if (failed)
+		fidx_query_fail(q);
 	sqlite3_finalize(s);
-	return mask;
+	return failed ? -1 : 0;
 }
 
-/* Warns when the two scans have no digest in common: content is then not compared. */
-static void warn_digests(struct fidx_query *q, const struct chosen *old, const struct chosen *new)
+/*
+ * Warns when the two scans have no digest in common: content is then not
+ * compared.  Returns 0, or -1 after printing why the database could not be read.
+ */
+static int warn_digests(struct fidx_query *q, const struct chosen *old, const struct chosen *new)
 {
-	long a = scan_digests(q, old->id), b = scan_digests(q, new->id);
-	if (a < 0 || b < 0 || (a & b) || (a | b) == 0)
-		return;
-	fidx_warn("scans %lld and %lld have no digest in common: content is not compared"
-		  " (shown as '?')", (long long)old->id, (long long)new->id);
+	long a, b;
+	if (scan_digests(q, old->id, &a) < 0 || scan_digests(q, new->id, &b) < 0)
+		return -1;
+	if (a >= 0 && b >= 0 && !(a & b) && (a | b) != 0)
+		fidx_warn("scans %lld and %lld have no digest in common: content is not compared"
+			  " (shown as '?')", (long long)old->id, (long long)new->id);
+	return 0;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -295,8 +306,8 @@ int cmd_diff(int argc, char **argv)
 	/* The two scans' rows, not every scan's (diff selects them all). */
 	if (fidx_query_check_scan(q, old.id) < 0 || fidx_query_check_scan(q, new.id) < 0)
 		goto out;
-	if (attrs >> FIDX_DIFF_CONTENT & 1)
-		warn_digests(q, &old, &new);
+	if ((attrs >> FIDX_DIFF_CONTENT & 1) && warn_digests(q, &old, &new) < 0)
+		goto out;
 	struct fidx_diff_side so = {"main", old.id, old.root, q->path},
 			      sn = {"main", new.id, new.root, q->path};
 	status = FIDX_DIFF_EXIT_READ;

@@ -98,7 +98,7 @@ static void dupes_usage(FILE *out)
 
 static atomic_bool interrupted;
 
-/* SIGINT/SIGTERM: stop reading; a second signal kills as usual. */
+/* SIGINT/SIGTERM/SIGHUP: stop reading; a second signal kills as usual. */
 static void on_signal(int sig)
 {
 	atomic_store(&interrupted, true);
@@ -233,7 +233,7 @@ static int scan_paths(char **args, size_t nargs, const struct scan_db *sdb, unsi
 		roots[nroots] = NULL;
 	}
 	if (!(st = fidx_store_open(sdb->path, NULL, &errmsg))) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		goto out;
 	}
 	if (sdb->temporary && fidx_store_scratch(st) < 0) {
@@ -318,7 +318,7 @@ static void keep_digests(const struct fidx_dupes *d, const char *path)
 		return;
 	struct fidx_store *st = fidx_store_open(path, NULL, &errmsg);
 	if (!st) {
-		fidx_warn("the digests computed are not kept: %s", errmsg);
+		fidx_warn("the digests computed are not kept: %s", errmsg ? errmsg : "out of memory");
 		free(errmsg);
 		return;
 	}
@@ -390,6 +390,7 @@ int cmd_dupes(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (!db_mode) {
 		if (qa.db) {

@@ -378,12 +378,15 @@ int cmd_export(int argc, char **argv)
 	bool ok = run_export(&ctx, fmt, &rows) == 0;
 	fidx_progress_stop(progress);
 	ok = fidx_out_end() == 0 && ok;
+	/* A database changed while it was read (the close says so) is no export to keep. */
+	ok = fidx_query_close(q) == 0 && ok;
+	q = NULL;
 	if (output_close(&o, ok) < 0)
 		goto out;
 	status = ctx.no_digest || ctx.bad_name ? 1 : 0;
 out:
 	free(ctx.scan_digests);
-	if (fidx_query_close(q) < 0)
+	if (q && fidx_query_close(q) < 0)
 		status = 2;
 	return status;
 }

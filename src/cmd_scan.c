@@ -28,6 +28,7 @@
 #include "json.h"
 #include "output.h"
 #include "progress.h"
+#include "query.h"
 #include "reuse.h"
 #include "scan.h"
 #include "scanargs.h"
@@ -126,7 +127,7 @@ static void scan_usage(FILE *out)
 
 static atomic_bool interrupted;
 
-/* SIGINT/SIGTERM: ask the scan to stop; a second signal kills as usual. */
+/* SIGINT/SIGTERM/SIGHUP: ask the scan to stop; a second signal kills as usual. */
 static void on_signal(int sig)
 {
 	atomic_store(&interrupted, true);
@@ -282,23 +283,22 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 
 	int found = fidx_scan_row_newest(db, root, any, 0, row, &errmsg);
 	if (found < 0) {
-		fidx_error("%s", errmsg);
+		fidx_error("%s", errmsg ? errmsg : "out of memory");
 		free(errmsg);
 		return -1;
 	}
 	if (found == 0) {
-		char *db_q = strdup(fidx_quote(dbpath)); /* fidx_quote() has one buffer */
 		fidx_error("nothing to resume: database '%s' holds no scan of '%s'",
-			   db_q ? db_q : dbpath, fidx_quote(root));
-		free(db_q);
+			   fidx_quote(dbpath), fidx_quote(root));
 		return -1;
 	}
 	if (strcmp(row->status, "complete") == 0)
 		fidx_error("nothing to resume: the newest scan of '%s' (scan %lld) is complete",
 			   fidx_quote(row->root), (long long)row->id);
-	else if (strcmp(row->status, "running") == 0 && fidx_writer_alive(row->pid, row->host) == 1)
-		fidx_error("cannot resume scan %lld of '%s': process %lld is still writing it",
-			   (long long)row->id, fidx_quote(row->root), (long long)row->pid);
+	else if (fidx_writer_alive(row->pid, row->host) == 1)
+		fidx_error("cannot resume scan %lld of '%s': process %lld is %s it",
+			   (long long)row->id, fidx_quote(row->root), (long long)row->pid,
+			   strcmp(row->status, "running") == 0 ? "still writing" : "taking up");
 	else
 		return 0;
 	fidx_scan_row_free(row);
@@ -307,15 +307,18 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
 
 /*
  * Takes scan id (of root) up for this process before anything is written to
- * it: sets it 'running' under this pid, provided its pid is still seen_pid
- * (0: none), as read, so that of two `fidx scan --resume` started at once
- * only one continues it.  Prints one line and returns -1 when not.
+ * it: sets its pid to this process, provided it is still seen_pid (0: none),
+ * as read, so that of two `fidx scan --resume` started at once only one
+ * continues it (the other finds the pid alive, or its own claim refused).
+ * The status stays as it was until the store takes the scan up
+ * (fidx_store_resume_scan() sets it 'running'): a run that fails before
+ * leaves it 'interrupted'.  Prints one line and returns -1 when not.
  */
 static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 		 int64_t seen_pid)
 {
 	sqlite3_stmt *s = NULL;
-	int rc = sqlite3_prepare_v2(db, "UPDATE scan SET status = 'running', pid = ? WHERE id = ?"
+	int rc = sqlite3_prepare_v2(db, "UPDATE scan SET pid = ? WHERE id = ?"
 				    " AND status <> 'complete' AND pid IS ?", -1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(s, 1, getpid());
@@ -343,8 +346,6 @@ static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 static int newest_root(const char *dbpath, const char *origin, char **root)
 {
 	uint32_t version;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *s = NULL;
 	int kind = fidx_dbfile_probe(dbpath, &version);
 
 	if (kind == FIDX_DBFILE_MISSING || kind == FIDX_DBFILE_EMPTY) {
@@ -359,25 +360,17 @@ static int newest_root(const char *dbpath, const char *origin, char **root)
 			fidx_error("'%s'%s is not a fidx database", fidx_quote(dbpath), origin);
 		return -1;
 	}
-	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    fidx_sqlite_harden(db, true) == 0 &&
-	    sqlite3_prepare_v2(db, "SELECT root FROM scan ORDER BY id DESC LIMIT 1", -1, &s,
-			       NULL) == SQLITE_OK) {
-		int rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW) {
-			*root = strndup(sqlite3_column_blob(s, 0), sqlite3_column_bytes(s, 0));
-		} else if (rc == SQLITE_DONE) {
-			fidx_error("nothing to resume: database '%s'%s holds no scan", fidx_quote(dbpath),
-				   origin);
-			goto out;
-		}
-	}
-	if (!*root)
-		fidx_error("cannot read database '%s'%s: %s", fidx_quote(dbpath), origin,
-			   fidx_sqlite_why(db));
-out:
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	/* Read as queries read (query.h): a database at rest is left as it was. */
+	struct fidx_query_args a = {.db = dbpath, .every_scan = true, .raw = true};
+	struct fidx_query *q = fidx_query_open(&a);
+	if (!q)
+		return -1;
+	if (q->nscans == 0)
+		fidx_error("nothing to resume: database '%s'%s holds no scan", fidx_quote(dbpath),
+			   origin);
+	else if (!(*root = strdup(q->roots[q->nscans - 1])))
+		fidx_error("out of memory");
+	fidx_query_close(q);
 	return *root ? 0 : -1;
 }
 
@@ -709,7 +702,7 @@ int cmd_scan(int argc, char **argv)
 	struct fidx_store_opts sopts = {0};
 	made_db = access(db, F_OK) != 0 && errno == ENOENT;
 	if (!(st = fidx_store_open(db, &sopts, &errmsg))) {
-		fidx_error("%s%s", errmsg, origin);
+		fidx_error("%s%s", errmsg ? errmsg : "out of memory", origin);
 		goto out;
 	}
 	if (make_plan(db, roots, nroots, resume, rehash, digests, error_list, &plan) < 0)
@@ -750,6 +743,7 @@ int cmd_scan(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	struct fidx_scan_opts opts = {
 		.digests = digests, .jobs = jobs, .xdev = xdev, .follow = follow, .no_stat = no_stat,

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +73,11 @@ fail:
 /* Whether path + suffix exists (an error other than ENOENT counts as yes). */
 static bool beside(const char *path, const char *suffix)
 {
-	char *p;
+	char p[PATH_MAX + 16];
 	struct stat sb;
-	if (asprintf(&p, "%s%s", path, suffix) < 0)
-		return true;
-	bool there = lstat(p, &sb) == 0 || errno != ENOENT;
-	free(p);
-	return there;
+	if (snprintf(p, sizeof(p), "%s%s", path, suffix) >= (int)sizeof(p))
+		return true; /* SQLite could not name it either: taken as there */
+	return lstat(p, &sb) == 0 || errno != ENOENT;
 }
 
 bool fidx_dbfile_at_rest(const char *path)
@@ -226,6 +226,26 @@ const char *fidx_dbfile_tmpdir(void)
 	return dir && *dir ? dir : "/tmp";
 }
 
+/* The files of a scratch database (fidx_dbfile_temporary()), for on_broken_pipe(). */
+static const char *const side_suffixes[] = {"", "-wal", "-shm", "-journal"};
+static char scratch_files[4][PATH_MAX + 16];
+static volatile sig_atomic_t scratch_made;
+
+/*
+ * SIGPIPE (the reader of stdout went away, `fidx dupes /usr | head`): the
+ * scratch database is removed, then the process dies of the signal as it
+ * would have (async-signal-safe: unlink, signal, raise).  Not armed when
+ * SIGPIPE is ignored: then the write fails and the command cleans up.
+ */
+static void on_broken_pipe(int sig)
+{
+	if (scratch_made)
+		for (size_t i = 0; i < 4; i++)
+			unlink(scratch_files[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 char *fidx_dbfile_temporary(const char *prefix)
 {
 	char *path;
@@ -241,17 +261,27 @@ char *fidx_dbfile_temporary(const char *prefix)
 		return NULL;
 	}
 	close(fd);
+	bool fits = true;
+	for (size_t i = 0; i < 4; i++)
+		fits &= snprintf(scratch_files[i], sizeof(scratch_files[i]), "%s%s", path,
+				 side_suffixes[i]) < (int)sizeof(scratch_files[i]);
+	/* An ignored SIGPIPE stays ignored: the write fails with EPIPE, the caller removes. */
+	struct sigaction was;
+	if (fits && sigaction(SIGPIPE, NULL, &was) == 0 && was.sa_handler != SIG_IGN) {
+		struct sigaction sa = {.sa_handler = on_broken_pipe};
+		sigemptyset(&sa.sa_mask);
+		scratch_made = 1;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
 	return path;
 }
 
 void fidx_dbfile_remove(const char *path)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char *p;
-		if (asprintf(&p, "%s%s", path, suffixes[i]) >= 0) {
+	char p[PATH_MAX + 16];
+	if (scratch_made && strcmp(path, scratch_files[0]) == 0)
+		scratch_made = 0;
+	for (size_t i = 0; i < sizeof(side_suffixes) / sizeof(side_suffixes[0]); i++)
+		if (snprintf(p, sizeof(p), "%s%s", path, side_suffixes[i]) < (int)sizeof(p))
 			unlink(p);
-			free(p);
-		}
-	}
 }

@@ -133,7 +133,11 @@ const char *fidx_dbfile_tmpdir(void);
 
 /*
  * Makes an empty file for a scratch database in fidx_dbfile_tmpdir(), named
- * "<prefix>-XXXXXX" (mkstemp(3)).  Returns its malloc'ed path, or NULL with
+ * "<prefix>-XXXXXX" (mkstemp(3)).  Until fidx_dbfile_remove() removes it,
+ * a SIGPIPE (stdout's reader gone: `fidx dupes /usr | head`) removes it and
+ * its -wal, -shm and -journal before the process dies of the signal (when
+ * SIGPIPE is not ignored; ignored, the write fails and the caller removes; one
+ * scratch database per process).  Returns its malloc'ed path, or NULL with
  * errno set.
  */
 char *fidx_dbfile_temporary(const char *prefix);

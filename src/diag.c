@@ -53,10 +53,14 @@ void fidx_warn(const char *fmt, ...)
 
 const char *fidx_quote(const char *s)
 {
-	static _Thread_local char buf[4096 + 16];
+	/* A few at once, so that one message may quote several names. */
+	static _Thread_local char ring[FIDX_QUOTE_AT_ONCE][4096 + 16];
+	static _Thread_local unsigned next;
+	char *buf = ring[next++ % FIDX_QUOTE_AT_ONCE];
+	const size_t size = sizeof(ring[0]);
 	const unsigned char *p = (const unsigned char *)s;
 	size_t o = 0;
-	while (*p && o < sizeof(buf) - 16) {
+	while (*p && o < size - 16) {
 		size_t n = fidx_utf8_seq_len(p);
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
 			buf[o++] = *p++;

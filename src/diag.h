@@ -32,11 +32,15 @@ static inline const char *fidx_plural(unsigned long long n, const char *one, con
 	return n == 1 ? one : many;
 }
 
+/* How many results of fidx_quote() stay valid at once (one message may quote that many). */
+#define FIDX_QUOTE_AT_ONCE 4
+
 /*
  * Quotes bytes for a message: returns a static per-thread string of at most
  * ~4 KiB in which control characters (C0, DEL, and C1 in UTF-8) and invalid
  * UTF-8 are escaped (\n, \x1b, \xc2\x9b, \x80), so a hostile name can
- * neither break the one-line rule nor drive a terminal.
+ * neither break the one-line rule nor drive a terminal.  The string stays
+ * valid for the next FIDX_QUOTE_AT_ONCE - 1 calls of the thread.
  */
 const char *fidx_quote(const char *s);
 

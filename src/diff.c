@@ -91,8 +91,12 @@ int fidx_diff_ignore_arg(const char *arg, unsigned *mask)
 	size_t badlen;
 	unsigned m;
 	if (fidx_diff_attr_parse(arg, &m, &bad, &badlen) < 0) {
-		fidx_error("invalid --ignore '%s': '%.*s' is not an attribute (see 'fidx diff --help')",
-			   fidx_quote(arg), (int)badlen, bad);
+		/* Both parts quoted: no raw byte reaches a terminal. */
+		char part[128];
+		snprintf(part, sizeof(part), "%.*s", (int)(badlen < sizeof(part) ? badlen
+									: sizeof(part) - 1), bad);
+		fidx_error("invalid --ignore '%s': '%s' is not an attribute (see 'fidx diff --help')",
+			   fidx_quote(arg), fidx_quote(part));
 		return -1;
 	}
 	*mask |= m;

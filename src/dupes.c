@@ -414,9 +414,11 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 
 	int64_t digests = q->version >= 2 ? query_int(q, "SELECT EXISTS (SELECT 1 FROM file_digest)")
 					  : 0;
+	if (digests < 0)
+		return -1;
 	int64_t unselected = query_int(q, "SELECT count(*) FROM scan"
 					  " WHERE id NOT IN (SELECT id FROM selected_scan)");
-	if (digests < 0 || unselected < 0)
+	if (unselected < 0)
 		return -1;
 	snprintf(sql, sizeof(sql), load_sql,
 		 digests ? "d.edge_block, d.edges, d.sha256" : "NULL, NULL, NULL",
@@ -682,7 +684,10 @@ static void read_small(struct fidx_dupes_engine *e, struct small_reader *r, stru
 	/* Checked after reading: the bytes hashed must be the file recorded. */
 	if (n->size <= FIDX_DUPES_WHOLE_MAX) {
 		uint64_t bytes = 0;
-		if (fidx_hash_fd(r->sha256, fd, n->size, out, &bytes, NULL, e->o->cancel) < 0)
+		int hashed = fidx_hash_fd(r->sha256, fd, n->size, out, &bytes, NULL, e->o->cancel);
+		if (hashed == -2)
+			engine_fail(e, "cannot compute SHA-256: out of memory");
+		else if (hashed < 0)
 			node_failed(e, n, errno == ECANCELED ? "interrupted" : "read", errno);
 		else if ((op = check_node(fd, n, bytes)))
 			node_failed(e, n, op, errno);
@@ -701,7 +706,7 @@ static void read_small(struct fidx_dupes_engine *e, struct small_reader *r, stru
 			node_failed(e, n, op, errno);
 		else if (fidx_hasher_reset(r->edges) < 0 || fidx_hasher_update(r->edges, r->buf, 2 * B) < 0 ||
 			 fidx_hasher_final(r->edges, out) < 0)
-			node_failed(e, n, "hash", errno);
+			engine_fail(e, "cannot compute the edge digests: out of memory");
 		else {
 			memcpy(n->edges, out[FIDX_XXH128], EDGES_LEN);
 			n->known |= K_EDGES | K_NEW_EDGES;

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <xxhash.h>
 
@@ -64,6 +65,18 @@ struct fidx_hasher {
  * names no digest, EOPNOTSUPP when libcrypto does not provide a digest (a
  * FIPS-only configuration without MD5, for example), ENOMEM otherwise.
  */
+int fidx_crypto_start(void)
+{
+	/* OpenSSL 3.0 falls back to a half-made default context when making it
+	 * fails, and crashes in it: made here first, where a failure is told. */
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL) ||
+	    !OSSL_LIB_CTX_get0_global_default()) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 struct fidx_hasher *fidx_hasher_create(unsigned mask)
 {
 	struct fidx_hasher *h;
@@ -72,6 +85,8 @@ struct fidx_hasher *fidx_hasher_create(unsigned mask)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (fidx_crypto_start() < 0)
+		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -134,7 +149,7 @@ int fidx_hasher_reset(struct fidx_hasher *h)
 		goto crypto_fail;
 	return 0;
 crypto_fail:
-	errno = EIO;
+	errno = ENOMEM;
 	return -1;
 }
 
@@ -147,7 +162,7 @@ int fidx_hasher_update(struct fidx_hasher *h, const void *data, size_t len)
 		goto crypto_fail;
 	return 0;
 crypto_fail:
-	errno = EIO;
+	errno = ENOMEM;
 	return -1;
 }
 
@@ -164,16 +179,16 @@ int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIG
 	}
 	return 0;
 crypto_fail:
-	errno = EIO;
+	errno = ENOMEM;
 	return -1;
 }
 
 /*
  * Hashes fd (see hash.h).  read() is retried on EINTR; a short read is simply
  * a smaller block.  *bytes is set on failure too, to the bytes read before
- * it.  Digests outside the mask are not written.  Returns 0, or -1 with errno
- * set: the read's errno, or EIO when libcrypto reported a failure (it does
- * not for its built-in digests).
+ * it.  Digests outside the mask are not written.  Returns 0, -1 with the
+ * read's errno, or -2 when libcrypto failed (out of memory: its built-in
+ * digests fail on nothing else), which is no property of the file.
  */
 int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
@@ -184,7 +199,7 @@ int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 	ssize_t n;
 
 	if (fidx_hasher_reset(h) < 0)
-		goto out;
+		goto hasher_fail;
 	while (total < expect) {
 		uint64_t left = expect - total;
 		if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
@@ -200,12 +215,17 @@ int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		if (n == 0)
 			break;
 		if (fidx_hasher_update(h, h->buf, (size_t)n) < 0)
-			goto out;
+			goto hasher_fail;
 		total += (uint64_t)n;
 		if (progress)
 			atomic_fetch_add_explicit(progress, (uint64_t)n, memory_order_relaxed);
 	}
-	ret = fidx_hasher_final(h, out);
+	if (fidx_hasher_final(h, out) < 0)
+		goto hasher_fail;
+	ret = 0;
+	goto out;
+hasher_fail:
+	ret = -2;
 out:
 	*bytes = total;
 	return ret;

@@ -25,6 +25,15 @@
 struct fidx_hasher;
 
 /*
+ * Sets libcrypto up (its default context) before anything uses it: made
+ * lazily inside a later call, a failure there (out of memory) leaves OpenSSL
+ * 3.0 unusable, a crash rather than an error.  Called by
+ * fidx_hasher_create() and the sealer; a program calls it first.  Returns
+ * 0, or -1 (ENOMEM).
+ */
+int fidx_crypto_start(void);
+
+/*
  * Makes a hasher for the digests in mask (bits 1u << enum fidx_digest).
  * Returns NULL with errno set on failure.
  */
@@ -33,15 +42,18 @@ struct fidx_hasher *fidx_hasher_create(unsigned mask);
 /* Frees a hasher.  NULL is allowed. */
 void fidx_hasher_destroy(struct fidx_hasher *h);
 
-/* Starts a new message in every digest of h.  Returns 0, or -1 (EIO). */
+/*
+ * Starts a new message in every digest of h.  Returns 0, or -1 with errno
+ * ENOMEM (libcrypto failed: for its built-in digests, only out of memory).
+ */
 int fidx_hasher_reset(struct fidx_hasher *h);
 
-/* Adds len bytes at data to every digest of h.  Returns 0, or -1 (EIO). */
+/* Adds len bytes at data to every digest of h.  Returns 0, or -1 (ENOMEM). */
 int fidx_hasher_update(struct fidx_hasher *h, const void *data, size_t len);
 
 /*
  * Writes every digest of h's mask into out[d] (the layout of struct
- * fidx_record); the message ends.  Returns 0, or -1 (EIO).
+ * fidx_record); the message ends.  Returns 0, or -1 (ENOMEM).
  */
 int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX]);
 
@@ -55,8 +67,10 @@ int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIG
  * progress is not NULL, every read's length is also added to it as the read
  * completes (for a progress line that moves within a huge file).  When cancel
  * is not NULL it is checked before every read, so that a huge file does not
- * hold up an interrupted scan.  Returns 0, or -1 with errno set when a read
- * failed, or ECANCELED when cancel became true (out is then undefined).
+ * hold up an interrupted scan.  Returns 0; -1 with errno set when a read
+ * failed, or ECANCELED when cancel became true (out is then undefined); or
+ * -2 when the digests could not be computed (libcrypto out of memory): no
+ * fault of the file, to be treated as the caller's own failure.
  */
 int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,

@@ -419,11 +419,18 @@ static bool hash_here(struct fidx_hashio *io, struct fidx_hasher *h, struct fidx
 		close(fd);
 		return false;
 	}
-	if (fidx_hash_fd(h, fd, rec->meta.size, rec->digest, &bytes, io->o.bytes_hashed,
-			 io->o.cancel) < 0)
+	int hashed = fidx_hash_fd(h, fd, rec->meta.size, rec->digest, &bytes, io->o.bytes_hashed,
+				  io->o.cancel);
+	if (hashed == -2) {
+		/* Not the file's fault: the scan fails, the file left not hashed. */
+		io->o.fail(io->o.arg, "cannot compute digests: out of memory");
+		errno = ECANCELED;
+		op = "hash";
+	} else if (hashed < 0) {
 		op = errno == ECANCELED ? "interrupted" : "read";
-	else
+	} else {
 		op = fidx_hashio_check(fd, &rec->meta, bytes);
+	}
 	int err = errno;
 	close_file(io, fd);
 	settle(io, rec, op, err, bytes);
@@ -520,12 +527,15 @@ static struct fidx_record *hash_job(struct fidx_hashio *io, struct fidx_hasher *
 	}
 	/* The job ended: its fields are the reader's last writes, seen through
 	 * the job's lock in job_take(). */
-	if (j->error_op)
+	if (j->error_op) {
 		settle(io, rec, j->error_op, j->error, hashed);
-	else if (!ok || fidx_hasher_final(h, rec->digest) < 0)
-		settle(io, rec, "read", EIO, hashed);
-	else
+	} else if (!ok || fidx_hasher_final(h, rec->digest) < 0) {
+		/* Not the file's fault: the scan fails, the file left not hashed. */
+		io->o.fail(io->o.arg, "cannot compute digests: out of memory");
+		settle(io, rec, "hash", ECANCELED, hashed);
+	} else {
 		settle(io, rec, NULL, 0, hashed);
+	}
 	job_free(j);
 	return rec;
 }

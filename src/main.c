@@ -32,6 +32,7 @@
  *   json.c, diag.c  JSON strings; one-line user messages
  */
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include "commands.h"
 #include "diag.h"
 #include "diff.h"
+#include "hash.h"
 #include "output.h"
 
 static const struct command {
@@ -48,21 +50,22 @@ static const struct command {
 	int (*run)(int argc, char **argv); /* returns the exit status */
 	const char *summary;               /* one line for --help */
 	int write_failed;                  /* the exit status when stdout cannot be written */
+	int failed;                        /* ... and when it cannot start (out of memory) */
 } commands[] = {
-	{"scan", cmd_scan, "record a folder or disk into the database", 2},
-	{"scans", cmd_scans, "list the scans a database holds", 2},
-	{"find", cmd_find, "entries by path substring, glob or regex, with filters", 2},
-	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first", 2},
-	{"du", cmd_du, "disk usage per directory (apparent and allocated)", 2},
-	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest", 2},
-	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists", 2},
+	{"scan", cmd_scan, "record a folder or disk into the database", 2, 2},
+	{"scans", cmd_scans, "list the scans a database holds", 2, 2},
+	{"find", cmd_find, "entries by path substring, glob or regex, with filters", 2, 2},
+	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first", 2, 2},
+	{"du", cmd_du, "disk usage per directory (apparent and allocated)", 2, 2},
+	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest", 2, 2},
+	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists", 2, 2},
 	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml",
-	 2},
+	 2, 2},
 	{"diff", cmd_diff, "what was added, removed, changed and moved between two scans",
-	 FIDX_DIFF_EXIT_WRITE},
+	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ},
 	{"check", cmd_check, "the live tree against its newest complete scan, as diff reports",
-	 FIDX_DIFF_EXIT_WRITE},
-	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed", 2},
+	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ},
+	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed", 2, 2},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -166,6 +169,26 @@ static const struct command *command_named(const char *name)
 	return NULL;
 }
 
+/* Sets libcrypto up (fidx_crypto_start()) and fetches SHA-256 once.  Returns 0, or -1. */
+static int crypto_start(void)
+{
+	if (fidx_crypto_start() < 0)
+		return -1;
+	EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	EVP_MD_free(md);
+	return md ? 0 : -1;
+}
+
+/* Runs cmd with its arguments, libcrypto set up first.  Returns its exit status. */
+static int start(const struct command *cmd, int argc, char **argv)
+{
+	if (crypto_start() < 0) {
+		fidx_error("cannot start OpenSSL's libcrypto: out of memory");
+		return cmd->failed;
+	}
+	return cmd->run(argc, argv);
+}
+
 /*
  * Runs the command line; returns the exit status, before the check of
  * stdout that main() makes.  *cmd is set to the command run, if any.
@@ -176,7 +199,7 @@ static int run(int argc, char **argv, const struct command **cmd)
 		if (isatty(STDIN_FILENO)) {
 			char *interactive[] = {"scan", "-i", NULL};
 			*cmd = command_named("scan");
-			return cmd_scan(2, interactive);
+			return start(*cmd, 2, interactive);
 		}
 		usage(stderr);
 		return 2;
@@ -205,7 +228,7 @@ static int run(int argc, char **argv, const struct command **cmd)
 	}
 	if (!(*cmd = command_named(argv[1])))
 		return unknown_command(argv[1]);
-	return (*cmd)->run(argc - 1, argv + 1);
+	return start(*cmd, argc - 1, argv + 1);
 }
 
 int main(int argc, char **argv)

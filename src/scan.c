@@ -593,12 +593,16 @@ static void drain(struct scan *s)
 		batch_free(item);
 }
 
-/* Writes the end of every scan row; returns 0 or -1 (message noted). */
-static int end_scans(struct scan *s, size_t nroots, bool interrupted)
+/*
+ * Writes the end of every scan row, a complete one sealed in the same
+ * transaction (its seal into result->seals).  Returns 0 or -1 (message noted).
+ */
+static int end_scans(struct scan *s, size_t nroots, bool interrupted,
+		     struct fidx_scan_result *result)
 {
-	const char *status = atomic_load(&s->failed) ? "failed"
-			     : interrupted	       ? "interrupted"
-						       : "complete";
+	const char *status = atomic_load(&s->failed) || has_failure(s) ? "failed"
+			     : interrupted			      ? "interrupted"
+								      : "complete";
 	int ret = 0;
 	for (size_t r = 0; r < nroots; r++) {
 		const struct root_totals *t = &s->totals[r];
@@ -608,9 +612,13 @@ static int end_scans(struct scan *s, size_t nroots, bool interrupted)
 			.reused = t->reused, .hashed = t->hashed,
 			.base_scan_id = s->opts->base_scan_ids ? s->opts->base_scan_ids[r] : 0,
 		};
-		if (fidx_store_end_scan(s->store, s->scan_ids[r], &end) < 0) {
+		struct fidx_scan_seal seal = {.sealed = true};
+		int ended = fidx_store_end_scan(s->store, s->scan_ids[r], &end, seal.sha256);
+		if (ended < 0) {
 			note_failure(s, fidx_store_errmsg(s->store));
 			ret = -1;
+		} else if (ended) {
+			result->seals[r] = seal;
 		}
 	}
 	return ret;
@@ -654,13 +662,14 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fidx_sysinfo_read(&sys);
 	s.scan_ids = calloc(nroots, sizeof(*s.scan_ids));
+	result->seals = calloc(nroots, sizeof(*result->seals));
 	s.nroots = nroots;
 	s.totals = calloc(nroots, sizeof(*s.totals));
 	s.uncommitted = calloc(nroots, sizeof(*s.uncommitted));
 	s.hash_q = fidx_queue_create(HASH_QUEUE_CAP, 1);
 	/* Producers: the walk and the hashing stage (done for it when there is none). */
 	s.write_q = fidx_queue_create(WRITE_QUEUE_CAP, 2);
-	if (!s.scan_ids || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q) {
+	if (!s.scan_ids || !result->seals || !s.totals || !s.uncommitted || !s.hash_q || !s.write_q) {
 		note_failure(&s, "out of memory");
 		goto out;
 	}
@@ -740,19 +749,8 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 	result->interrupted = opts->cancel && atomic_load(opts->cancel);
 	pthread_join(writer_tid, NULL);
 
-	bool ended = end_scans(&s, nroots, result->interrupted) == 0;
 	/* Complete scans are sealed (seal.h); an interrupted one is when resumed to its end. */
-	for (size_t r = 0; r < nroots && ended && !has_failure(&s) && !atomic_load(&s.failed) &&
-			   !result->interrupted; r++) {
-		struct fidx_scan_seal seal = {.sealed = true};
-		int sealed = fidx_store_seal(st, s.scan_ids[r], seal.sha256);
-		if (sealed < 0)
-			note_failure(&s, fidx_store_errmsg(st));
-		else if (sealed && !result->seals && !(result->seals = calloc(nroots, sizeof(seal))))
-			note_failure(&s, "out of memory");
-		else if (sealed)
-			result->seals[r] = seal;
-	}
+	bool ended = end_scans(&s, nroots, result->interrupted, result) == 0;
 	/* Then the indexes, which only speed queries up: without them the scans stand. */
 	if (ended && !atomic_load(&s.failed) && fidx_store_build_indexes(st) < 0 &&
 	    !(result->index_error = strdup(fidx_store_errmsg(st))))
@@ -775,7 +773,7 @@ int fidx_scan(struct fidx_store *st, const char *const *roots, size_t nroots,
 fail_setup:
 	/* Before any thread ran: end the rows begun so far as failed. */
 	atomic_store(&s.failed, true);
-	end_scans(&s, result->nscans, false);
+	end_scans(&s, result->nscans, false, result);
 out:
 	fidx_progress_stop(progress);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -85,8 +85,9 @@ struct fidx_scan_result {
 					run a resumed scan continues) */
 	double seconds;              /* wall-clock time */
 	bool interrupted;            /* stopped by cancel */
-	struct fidx_scan_seal *seals; /* each root's seal, in root order, when some scan was
-					 sealed (else NULL); the caller frees it */
+	struct fidx_scan_seal *seals; /* each root's seal, in root order (sealed false for a
+					 scan not sealed), or NULL when out of memory;
+					 the caller frees it */
 	char *index_error;           /* why the indexes built after the scans could not be
 					(a full disk: the scans are whole and sealed, queries
 					slower until a later scan builds them), or NULL; the

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "store_sqlite.h"
 
 /* A column of the canonical line. */
@@ -129,6 +130,8 @@ static int lines_open(struct lines *l, sqlite3 *db, char *why, size_t whylen)
 {
 	sqlite3_stmt *s;
 	*l = (struct lines){.db = db, .why = why, .whylen = whylen};
+	if (fidx_crypto_start() < 0)
+		return fail(l, "cannot set up SHA-256: out of memory");
 	l->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
 	l->one = EVP_MD_CTX_new();
 	if (!l->sha256 || !l->one)
@@ -136,9 +139,13 @@ static int lines_open(struct lines *l, sqlite3 *db, char *why, size_t whylen)
 	/* A database of an earlier schema is read as is: its missing columns are NULL. */
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('file') WHERE name = '"
 			       FIRST_V4_FILE_COLUMN "'", -1, &s, NULL) != SQLITE_OK)
-		return db_fail(l, "read");
-	l->v4 = sqlite3_step(s) == SQLITE_ROW;
+		return fail(l, "cannot read the schema: %s", fidx_sqlite_why(db));
+	int rc = sqlite3_step(s);
+	l->v4 = rc == SQLITE_ROW;
 	sqlite3_finalize(s);
+	/* A failed step (out of memory) is not an older schema: that would seal other lines. */
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(l, "cannot read the schema: %s", fidx_sqlite_why(db));
 	return 0;
 }
 
@@ -624,12 +631,15 @@ int fidx_sealer_sync(struct fidx_sealer *z)
 	return 0;
 }
 
-struct fidx_sealer *fidx_sealer_new(sqlite3 *db)
+struct fidx_sealer *fidx_sealer_new(sqlite3 *db, char *why, size_t whylen)
 {
 	struct fidx_sealer *z = calloc(1, sizeof(*z));
-	if (!z)
+	if (!z) {
+		snprintf(why, whylen, "out of memory");
 		return NULL;
+	}
 	if (lines_open(&z->l, db, z->msg, sizeof(z->msg)) < 0 || !(z->hone = EVP_MD_CTX_new())) {
+		snprintf(why, whylen, "%s", z->msg[0] ? z->msg : "out of memory");
 		lines_close(&z->l);
 		free(z);
 		return NULL;

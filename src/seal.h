@@ -73,8 +73,8 @@ struct fidx_seal_value {
  */
 struct fidx_sealer;
 
-/* Makes a sealer writing to db.  Returns NULL when out of memory. */
-struct fidx_sealer *fidx_sealer_new(sqlite3 *db);
+/* Makes a sealer writing to db.  Returns it, or NULL with the reason in why. */
+struct fidx_sealer *fidx_sealer_new(sqlite3 *db, char *why, size_t whylen);
 
 /* Starts the seal of scan scan_id, which has no file row yet.  Returns 0, or -1. */
 int fidx_sealer_begin(struct fidx_sealer *z, int64_t scan_id);

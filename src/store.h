@@ -98,11 +98,17 @@ unsigned fidx_store_pending(const struct fidx_store *st);
 int fidx_store_flush(struct fidx_store *st);
 
 /*
- * Commits pending rows and records the end of scan scan_id.  Returns 0, or -1
- * on failure.
+ * Commits pending rows and records the end of scan scan_id.  With seal not
+ * NULL, a complete scan is sealed in the same transaction (as
+ * fidx_store_seal(), the seal copied into seal): a complete scan is never
+ * left unsealed.  When the end cannot be written (a full disk, even with the
+ * room kept for it given back), a complete scan is recorded as failed, so
+ * that the row does not stay 'running'.  Returns 1 when ended and sealed, 0
+ * when ended, or -1 on failure (the row then says failed when it could be
+ * written).
  */
 int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
-			const struct fidx_scan_totals *totals);
+			const struct fidx_scan_totals *totals, uint8_t *seal);
 
 /*
  * Builds the secondary indexes that are left out during the bulk load (a

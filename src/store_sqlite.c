@@ -36,8 +36,11 @@
  *                                                         │ (a thread of its own)
  *     COMMIT ◄── file_seal rows inserted (fidx_sealer_sync) ◄┘
  *
- * so a scan's seal is ready when it ends (fidx_store_seal() adds the scan
- * row's line), and a rolled-back batch takes its file_seal rows with it.
+ * so a scan's seal is ready when it ends (fidx_store_end_scan() adds the
+ * scan row's line and writes the seal in the transaction that marks the
+ * scan complete: a complete scan is never unsealed), and a rolled-back
+ * batch takes its file_seal rows with it (the sealer forgets, and reads the
+ * rows back when it seals).
  * A transaction is
  * opened (BEGIN IMMEDIATE) at the first row and committed after batch_rows
  * rows, by fidx_store_flush(), or before any scan row change.  On a failed
@@ -458,6 +461,18 @@ static char *table_columns(sqlite3 *db, const char *name)
 	return out;
 }
 
+/*
+ * Column i of s as text; NULL for a NULL value, and NULL with *oom set when a
+ * value could not be converted (out of memory).
+ */
+static const char *column_text(sqlite3_stmt *s, int i, bool *oom)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	if (!t && sqlite3_column_type(s, i) != SQLITE_NULL)
+		*oom = true;
+	return t;
+}
+
 /* Whether text begins with prefix, ignoring ASCII case. */
 static bool starts_with(const char *text, const char *prefix)
 {
@@ -493,10 +508,17 @@ static int is_ours(sqlite3 *db, sqlite3 *mem, sqlite3_stmt *find, const char *ty
 	*how = "";
 	sqlite3_bind_text(find, 1, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(find), ours = 0;
-	if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(find, 0), type) == 0 &&
+	bool oom = false;
+	const char *want_type = rc == SQLITE_ROW ? column_text(find, 0, &oom) : NULL;
+	const char *want_tbl = rc == SQLITE_ROW ? column_text(find, 1, &oom) : NULL;
+	const char *want_sql = rc == SQLITE_ROW ? column_text(find, 2, &oom) : NULL;
+	if ((rc != SQLITE_ROW && rc != SQLITE_DONE) || oom) {
+		/* Out of memory (our own in-memory schema): no verdict, not "foreign". */
+		sqlite3_reset(find);
+		return -1;
+	}
+	if (rc == SQLITE_ROW && want_type && strcmp(want_type, type) == 0 &&
 	    strcmp(type, "trigger") != 0) {
-		const char *want_tbl = (const char *)sqlite3_column_text(find, 1);
-		const char *want_sql = (const char *)sqlite3_column_text(find, 2);
 		*how = " changed";
 		if (sqlite3_stricmp(tbl ? tbl : "", want_tbl ? want_tbl : "") != 0) {
 			ours = 0;
@@ -544,14 +566,20 @@ int fidx_sqlite_foreign(sqlite3 *db, int version, char *list, size_t size)
 		goto out;
 	}
 	while ((rc = sqlite3_step(objects)) == SQLITE_ROW) {
-		const char *type = (const char *)sqlite3_column_text(objects, 0);
-		const char *name = (const char *)sqlite3_column_text(objects, 1);
+		bool oom = false;
+		const char *type = column_text(objects, 0, &oom);
+		const char *name = column_text(objects, 1, &oom);
+		const char *tbl = column_text(objects, 2, &oom);
+		const char *sql = column_text(objects, 3, &oom);
 		const char *how;
+		if (oom) {
+			snprintf(list, size, "out of memory");
+			count = -1;
+			goto out;
+		}
 		if (!type || !name)
 			continue;
-		int ours = is_ours(db, mem, find, type, name,
-				   (const char *)sqlite3_column_text(objects, 2),
-				   (const char *)sqlite3_column_text(objects, 3), &how);
+		int ours = is_ours(db, mem, find, type, name, tbl, sql, &how);
 		if (ours < 0) {
 			snprintf(list, size, "out of memory");
 			count = -1;
@@ -1002,7 +1030,7 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 {
 	enum schema_state state;
 	long long version;
-	char pragmas[128];
+	char pragmas[128], why[256];
 
 	st->was_at_rest = fidx_dbfile_at_rest(st->path);
 	if (sqlite3_open_v2(st->path, &st->db,
@@ -1043,9 +1071,8 @@ static int connect_db(struct fidx_store *st, int cache_kib)
 	if (sqlite3_prepare_v3(st->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &st->insert,
 			       NULL) != SQLITE_OK)
 		return sqlite_error(st, "prepare");
-	if (!(st->sealer = fidx_sealer_new(st->db)))
-		return set_error(st, "cannot open database '%s': out of memory",
-				 fidx_quote(st->path));
+	if (!(st->sealer = fidx_sealer_new(st->db, why, sizeof(why))))
+		return set_error(st, "cannot open database '%s': %s", fidx_quote(st->path), why);
 	return 0;
 }
 
@@ -1388,9 +1415,11 @@ fail:
  * Writes the end of scan scan_id in one transaction (and, for a complete
  * scan, its local_time rows).  Returns 0, or -1 with the message set.
  */
-static int end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_totals *totals)
+static int end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_totals *totals,
+		    uint8_t *seal)
 {
 	sqlite3_stmt *s = NULL;
+	int ended = 0;
 
 	if (exec(st, "BEGIN IMMEDIATE", "write") < 0)
 		return -1;
@@ -1440,11 +1469,18 @@ static int end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_sc
 		if (write_local_time(st, c) < 0)
 			goto fail;
 	}
+	if (seal && st->sealer && strcmp(totals->status, "complete") == 0) {
+		if (fidx_sealer_seal(st->sealer, scan_id, seal) < 0) {
+			seal_error(st);
+			goto fail;
+		}
+		ended = 1;
+	}
 	if (exec(st, "COMMIT", "write") < 0)
 		goto fail;
 	if (c)
 		*c = st->scans[--st->nscans];
-	return 0;
+	return ended;
 fail:
 	sqlite3_finalize(s);
 	rollback(st);
@@ -1452,17 +1488,27 @@ fail:
 }
 
 int fidx_store_end_scan(struct fidx_store *st, int64_t scan_id,
-			const struct fidx_scan_totals *totals)
+			const struct fidx_scan_totals *totals, uint8_t *seal)
 {
 	/* Rows still pending are committed first; a full disk may refuse them. */
-	int flushed = fidx_store_flush(st);
-	if (flushed == 0 && end_scan(st, scan_id, totals) == 0)
-		return 0;
-	/* The disk may be full: with the ballast given back, the end fits. */
+	int flushed = fidx_store_flush(st), ended;
+	if (flushed == 0 && (ended = end_scan(st, scan_id, totals, seal)) >= 0)
+		return ended;
+	/*
+	 * The disk may be full: with the ballast given back, the end fits.  (A
+	 * seal that failed is read back from the rows: the rollback forgot it.)
+	 */
 	char first[sizeof(st->msg)];
 	memcpy(first, st->msg, sizeof(first));
-	if (ballast_release(st) && end_scan(st, scan_id, totals) == 0 && flushed == 0)
-		return 0;
+	ballast_release(st);
+	if (flushed == 0 && (ended = end_scan(st, scan_id, totals, seal)) >= 0)
+		return ended;
+	/* Rows lost, or the end refused even so: the scan did not complete. */
+	if (strcmp(totals->status, "failed") != 0) {
+		struct fidx_scan_totals failed = *totals;
+		failed.status = "failed";
+		end_scan(st, scan_id, &failed, NULL);
+	}
 	memcpy(st->msg, first, sizeof(first));
 	return -1;
 }

@@ -4,6 +4,7 @@
 #include "sysinfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,14 +63,39 @@ int64_t fidx_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Reads /proc/<pid>/comm ("self" for pid 0) into buf.  Returns 0, or -1 when it cannot. */
+static int read_comm(int64_t pid, char *buf, size_t size)
+{
+	char path[64];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/comm");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 int fidx_writer_alive(int64_t pid, const char *host)
 {
-	char here[256] = "";
+	char here[256] = "", theirs[64], ours[64];
 	if (pid <= 0 || !host || gethostname(here, sizeof(here) - 1) < 0 || strcmp(host, here) != 0)
 		return -1;
 	if (pid == getpid())
 		return 0;
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+		return 0;
+	/* The pid taken by another program since (a reboot, pids wrapped): gone. */
+	if (read_comm(pid, theirs, sizeof(theirs)) == 0 && read_comm(0, ours, sizeof(ours)) == 0 &&
+	    strcmp(theirs, ours) != 0)
+		return 0;
+	return 1;
 }
 
 int64_t fidx_monotonic_ns(void)

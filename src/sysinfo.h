@@ -27,7 +27,9 @@ int64_t fidx_now_ns(void);
  * Whether the process pid of host (a running scan's scan.pid and scan.host)
  * is alive: 1 when it is (or exists under another user), 0 when it is gone,
  * -1 when this machine cannot tell (another host, no pid recorded).  This
- * process counts as gone: a scan it is not writing is not being written.
+ * process counts as gone: a scan it is not writing is not being written; so
+ * does a process of another program (/proc/PID/comm is not this one's: the
+ * pid was reused after a reboot or a wrap).
  */
 int fidx_writer_alive(int64_t pid, const char *host);
 

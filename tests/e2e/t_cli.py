@@ -421,6 +421,39 @@ def check_fidx_db(chk, top):
 	chk.ok("FIDX_DB: scan --help names it", b"$FIDX_DB" in run_fidx("scan", "--help").out)
 
 
+EVIL = b"\x1b[31m\x9b\xff\x07"  # CSI, C1 CSI, a byte that is not UTF-8, BEL
+
+
+def raw_controls(data):
+	"""The bytes of data a terminal could obey: C0 but newline, DEL, C1, invalid UTF-8."""
+	text = data.decode("utf-8", "surrogateescape")
+	return [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f or
+		0xdc80 <= ord(c) <= 0xdcff]
+
+
+def check_hostile_arguments(chk, top, db):
+	"""Arguments holding control bytes come back quoted in every error, never raw."""
+	evil = EVIL.decode("utf-8", "surrogateescape")
+	cases = [
+		["diff", "--ignore", evil, db], ["check", "--ignore", "size," + evil, db],
+		["find", "--size", evil, db, "x"], ["find", "--newer", evil, db, "x"],
+		["find", "--type", evil, db, "x"], ["find", "--scan", evil, db, "x"],
+		["find", "-r", "(" + evil, db], ["export", "-f", evil, db],
+		["scan", "-q", "-o", top + b"/h.db", top + b"/missing" + EVIL],
+		["scan", "--hash", evil, top], ["scan", "--jobs", evil, top],
+		["du", db, top + b"/nowhere" + EVIL], ["match", db, top + b"/nolist" + EVIL],
+		["verify", "--scan", evil, db], ["dupes", top + b"/none" + EVIL],
+		["stats", "--top", evil, db], [evil], ["help", evil], ["find", "--" + evil],
+	]
+	bad = []
+	for args in cases:
+		res = run_fidx(*args, timeout=30)
+		if res.rc == 0 or not res.err or raw_controls(res.err):
+			bad.append((args, res.rc, res.err[-200:]))
+	chk.ok("hostile arguments: %d errors, each quoted (no control byte or invalid UTF-8"
+	       " on stderr)" % len(cases), not bad, lib.short(bad[:3]))
+
+
 def main():
 	chk = Checker()
 	with chk.guard("help and typos"):
@@ -434,6 +467,8 @@ def main():
 		if chk.ok("setup: two scans", ok):
 			with chk.guard("write failures"):
 				check_write_failures(chk, top, root, db, lst)
+		with chk.guard("hostile arguments"):
+			check_hostile_arguments(chk, top, db)
 		with chk.guard("small surprises"):
 			check_surprises(chk, top)
 		with chk.guard("FIDX_DB"):

@@ -25,6 +25,7 @@ do not write the main file while a reader holds that lock.
 import hashlib
 import os
 import select
+import signal
 import subprocess
 import time
 
@@ -186,6 +187,43 @@ def check_foreign_writer(chk, db):
 	       "rc=%r %r" % (rc, err))
 
 
+def check_foreign_writer_output(chk, top, db):
+	"""The same with -o FILE: the export that read a changed database is not put in place."""
+	out = top + b"/changed.csv"
+	for attempt in range(10):
+		p = subprocess.Popen([lib.FIDX, "export", db, "-f", "csv", "-o", out],
+				     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+				     stderr=subprocess.PIPE, start_new_session=True)
+		caught = False
+		while p.poll() is None:
+			# Its temporary file beside FILE: the database is held, rows are going out.
+			if any(n.startswith(b"changed.csv.") for n in os.listdir(top)):
+				os.killpg(p.pid, signal.SIGSTOP)
+				caught = p.poll() is None
+				break
+			time.sleep(0.0002)
+		if caught:
+			break
+		p.communicate()
+		if os.path.exists(out):
+			os.unlink(out)
+	if not caught:
+		chk.ok("foreign writer, -o: the export caught while it runs", False, "10 attempts")
+		return
+	con = lib.connect(db)
+	con.execute("INSERT INTO scan (root, started_ns, status) VALUES ('/other2', 1, 'failed')")
+	con.commit()
+	con.close()
+	os.killpg(p.pid, signal.SIGCONT)
+	_, err = p.communicate(timeout=120)
+	lines = [l for l in err.split(b"\n") if l]
+	chk.ok("foreign writer, -o: exit 2, one line, and FILE not made",
+	       p.returncode == 2 and len(lines) == 1 and b"changed while it was read" in lines[0]
+	       and not os.path.exists(out) and
+	       not [n for n in os.listdir(top) if n.startswith(b"changed.csv")],
+	       "rc=%r %r %r" % (p.returncode, err, os.listdir(top)))
+
+
 def main():
 	chk = Checker()
 	with TempDir() as t:
@@ -213,6 +251,7 @@ def main():
 			check_writer_first(chk, top, ev, db)
 		with chk.guard("foreign writer"):
 			check_foreign_writer(chk, db)
+			check_foreign_writer_output(chk, top, db)
 	chk.done()
 
 

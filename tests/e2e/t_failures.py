@@ -23,6 +23,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -130,6 +131,109 @@ def check_out_of_memory(chk, top):
 	       outcomes.get(2, 0) > 0 and outcomes.get(0, 0) > 0, repr(outcomes))
 
 
+def sweep_points(total, spread=30, tail=160, step=2):
+	"""Allocation numbers to fail: spread over the run, and densely over its end (the seal)."""
+	return sorted({max(1, total * i // spread) for i in range(1, spread + 1)} |
+		      set(range(max(1, total - tail), total + 1, step)))
+
+
+def make_interrupted(db):
+	"""Turns db's one complete scan into an interrupted one that kept half its rows."""
+	con = lib.connect(db)
+	half = con.execute("SELECT (min(id) + max(id)) / 2 FROM file").fetchone()[0]
+	con.execute("DELETE FROM file_seal WHERE file_id > ?", (half,))
+	con.execute("DELETE FROM file WHERE id > ?", (half,))
+	con.execute("UPDATE scan SET status = 'interrupted', seal = NULL, pid = NULL,"
+		    " entries = (SELECT count(*) FROM file), files = (SELECT count(*) FROM file"
+		    " WHERE type = 'f'), dirs = (SELECT count(*) FROM file WHERE type = 'd'),"
+		    " bytes = (SELECT coalesce(sum(size), 0) FROM file WHERE type = 'f'),"
+		    " errors = 0, hashed = (SELECT count(*) FROM file WHERE type = 'f')")
+	con.commit()
+	con.close()
+
+
+def sealed_right(db):
+	"""Problems of db after a run: a complete scan whose seal is missing or does not verify."""
+	res = run_fidx("verify", "--all", "--json", db)
+	bad = []
+	for line in res.out.split(b"\n"):
+		if line:
+			o = json.loads(line)
+			if o.get("status") == "complete" and o.get("seal") != "intact":
+				bad.append("scan %s complete, seal %s" % (o.get("scan_id"), o.get("seal")))
+	return bad
+
+
+def check_out_of_memory_commands(chk, top):
+	"""
+	One allocation failing (or every one from the Nth on) in verify, check
+	--update, scan --resume and a scan into a database that holds one: no
+	crash; the answer of a run that succeeds is the same; a failure is one
+	line (verify never reports tampering it did not find); afterwards every
+	complete scan is sealed and its seal verifies, and a one-time failure
+	leaves no row 'running' (a resume leaves it 'interrupted').
+	"""
+	if asan_build() or not os.path.exists(FAIL_SHIM):
+		chk.skip("out of memory in every writer", "no fail shim on this build")
+		return
+	root = top + "/cmd-tree"
+	os.makedirs(root)
+	small_tree(root, 30)
+	base = top + "/cmd-base.db"
+	for _ in range(2):
+		run_fidx("scan", "-q", "--hash", "sha256,md5", "--db", base, root)
+	interrupted = top + "/cmd-interrupted.db"
+	run_fidx("scan", "-q", "--db", interrupted, root)
+	make_interrupted(interrupted)
+	cases = [("verify", ["verify", "--all", "@"], base, False),
+		 ("check --update", ["check", "-q", "--update", "@"], base, True),
+		 ("scan --resume", ["scan", "-q", "--resume", "--db", "@"], interrupted, True),
+		 ("scan into a database", ["scan", "-q", "--db", "@", root], base, True)]
+	for label, args, template, writes in cases:
+		work = top + "/cmd-work.db"
+		problems, runs = [], 0
+
+		def run_once(fail):
+			for f in os.listdir(top):
+				if f.startswith("cmd-work.db"):
+					os.unlink(os.path.join(top, f))
+			shutil.copy(template, work)
+			env = {"FIDX_FAIL_COUNT": top + "/cmd-count"}
+			if fail:
+				env["FIDX_FAIL_ALLOC"] = fail
+			return run_fidx(*[work if a == "@" else a for a in args], preload=FAIL_SHIM,
+					env=env, timeout=60)
+
+		clean = run_once(None)
+		total = int(open(top + "/cmd-count").read())
+		for n in sweep_points(total):
+			for burst in (":1", ""):
+				fail = "%d%s" % (n, burst)
+				res = run_once(fail)
+				runs += 1
+				tag = "%s at %s" % (label, fail)
+				if res.rc < 0 or res.timed_out:
+					problems.append("%s: killed (%r)" % (tag, res.rc))
+					continue
+				if res.rc == clean.rc:
+					if not writes and res.out != clean.out:
+						problems.append("%s: exit %d, another answer" % (tag, res.rc))
+				elif res.rc not in (2, 18) or not res.err_lines() or \
+				     not res.err_lines()[-1].startswith(b"fidx: "):
+					problems.append("%s: exit %d: %r" % (tag, res.rc, res.err[-200:]))
+				if not writes:
+					continue
+				problems += ["%s: %s" % (tag, b) for b in sealed_right(work)]
+				rows = scan_status(work) or []
+				if burst and any(st == "running" for st, _ in rows):
+					problems.append("%s: a row left running: %r" % (tag, rows))
+				if burst and label == "scan --resume" and res.rc != 0 and \
+				   rows[:1] != [("interrupted", rows[0][1] if rows else None)]:
+					problems.append("%s: the resumed row is %r" % (tag, rows[:1]))
+		chk.ok("out of memory, %s: %d runs, every outcome as it says" % (label, runs),
+		       not problems, "%d wrong: %s" % (len(problems), "; ".join(problems[:3])))
+
+
 def check_full_disk(chk, top):
 	"""A database on a tmpfs with 24 KiB to 14 MiB free."""
 	root = top + "/disk-tree"
@@ -225,6 +329,8 @@ def main():
 		top = td.path
 		with chk.guard("out of memory"):
 			check_out_of_memory(chk, top)
+		with chk.guard("out of memory in every writer"):
+			check_out_of_memory_commands(chk, top)
 		with chk.guard("full disk"):
 			check_full_disk(chk, top)
 		with chk.guard("dead scans"):

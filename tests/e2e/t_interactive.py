@@ -178,11 +178,13 @@ def check_db(chk, label, db, tree, jobs=None):
 	       json.loads(s["options"]).get("hash"), "md5,sha256")
 
 
-def scan_i(chk, base, tree, odd=None):
+def scan_i(chk, base, tree, odd=None, below=None):
 	"""
 	`fidx scan -i -o DB`: the filesystem by number, 2 workers, a relative
 	sub-path.  odd, when given, is a listed mount point whose name holds a
-	newline and a tab: the table must show it escaped, on one line.
+	newline and a tab: the table must show it escaped, on one line.  below,
+	when given, is another mount point below the tree's filesystem: refused
+	as a sub-path, the message naming it and the chosen filesystem.
 	"""
 	db = os.path.join(base, "out", "scan-i.db")
 	os.makedirs(os.path.dirname(db))
@@ -223,6 +225,17 @@ def scan_i(chk, base, tree, odd=None):
 		s.expect(REASON)
 		s.expect(PROMPT_SUB)
 		chk.ok(step, True)
+		if below is not None:
+			# a folder of another filesystem mounted below the chosen one
+			step = "scan -i: a sub-path on a filesystem mounted below is refused, both named"
+			s.send(os.path.relpath(below, mount[1]))
+			said = s.expect(REASON).group(0)
+			want = ("'%s' is on another filesystem mounted below '%s'" % (
+				os.path.relpath(below, mount[1]), mount[1])).encode()
+			if want not in said:
+				raise Failure("said %r, not %r" % (said, want))
+			s.expect(PROMPT_SUB)
+			chk.ok(step, True)
 		s.send(os.path.relpath(tree, mount[1]))
 		step = "scan -i: the scan runs and exits 0"
 		st = s.wait()
@@ -336,8 +349,16 @@ def main():
 			chk.skip("scan -i: a mount point with a newline and a tab is shown escaped",
 				 "cannot mount a listed tmpfs here: %s" % e)
 			odd = None
+		below = os.path.join(os.path.realpath(tmp.path), "below")
+		os.mkdir(below)
+		try:
+			tmp.mount_tmpfs(below, "1m")
+		except (OSError, subprocess.CalledProcessError) as e:
+			chk.skip("scan -i: a sub-path on a filesystem mounted below is refused",
+				 "cannot mount a tmpfs here: %s" % e)
+			below = None
 		with chk.guard("scan -i through a terminal"):
-			scan_i(chk, tmp.path, tree, odd)
+			scan_i(chk, tmp.path, tree, odd, below)
 		with chk.guard("fidx alone through a terminal"):
 			bare_fidx(chk, tmp.path, tree)
 		with chk.guard("scan -i, end of input"):

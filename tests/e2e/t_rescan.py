@@ -352,15 +352,35 @@ def check_resume(chk, top):
 		res = run_fidx("scan", "-q", "--db", db, "--resume", root)
 		lib.check_fatal(chk, "%s: --resume again (now complete)" % label, res, b"complete")
 
-	# A scan whose writer still runs (this process) is not taken over.
+	# A scan whose writer still runs (a fidx scanning elsewhere stands for
+	# it) is not taken over, whatever the row's status says; a pid now
+	# taken by another program (this Python) is not its writer.
 	db = top + b"/SIGINT.db"
+	slow = top + b"/alive-writer"
+	os.makedirs(slow)
+	lib.sparse(slow + b"/big", 1 << 30, [(1, b"!")])
+	other = lib.start_scan(top + b"/alive-writer.db", "--hash", "sha512", slow)
+	try:
+		for status, word in (("running", b"still writing"), ("interrupted", b"taking up")):
+			con = lib.connect(db)
+			con.execute("UPDATE scan SET status = ?, pid = ?, host = ?",
+				    (status, other.pid, socket.gethostname()))
+			con.commit()
+			con.close()
+			res = run_fidx("scan", "-q", "--db", db, "--resume")
+			lib.check_fatal(chk, "--resume of a scan (%s) whose process is alive" % status,
+					res, word)
+	finally:
+		os.killpg(other.pid, signal.SIGKILL)
+		other.communicate()
 	con = lib.connect(db)
 	con.execute("UPDATE scan SET status = 'running', pid = ?, host = ?",
 		    (os.getpid(), socket.gethostname()))
 	con.commit()
 	con.close()
-	res = run_fidx("scan", "-q", "--db", db, "--resume")
-	lib.check_fatal(chk, "--resume of a scan whose process is alive", res, b"still writing")
+	res = run_fidx("scans", db)
+	chk.ok("a 'running' scan whose pid another program took: fidx scans shows it dead",
+	       b" dead " in res.out, repr(res))
 
 	missing = top + b"/none.db"
 	res = run_fidx("scan", "-q", "--db", missing, "--resume", root)

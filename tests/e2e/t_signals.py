@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""t_signals.py - SIGINT, SIGTERM and SIGKILL in the middle of a scan.
+"""t_signals.py - SIGINT, SIGTERM, SIGHUP and SIGKILL in the middle of a scan.
 
 A slow tree: fifty small files and eight sparse files of 1 GiB, scanned with
 -j1 and --hash sha512 (some seconds of hashing).  Each signal is sent once
 the scan row is visible in the database (so fidx is past its start-up), which
 is a fraction of a second into the scan.
 
-  * SIGINT and SIGTERM: exit 130 within a few seconds, the scan row says
+  * SIGINT, SIGTERM and SIGHUP: exit 130 within a few seconds, the scan row says
     'interrupted' and counts the rows it kept, the database passes
     integrity_check, and the rows recorded are correct;
   * SIGINT while a 64 GiB sparse file is being hashed: exit 130 within 5 s,
@@ -19,6 +19,8 @@ is a fraction of a second into the scan.
     equal the rows in the database (the scan row's errors column still counts
     both); one line on stderr gives the command that continues the scan, the
     database quoted for a shell, and running that command completes it.
+  * The scratch databases of `fidx dupes PATH` and `fidx check` in $TMPDIR
+    are removed on SIGHUP, and when stdout's reader is gone (SIGPIPE).
 """
 
 import os
@@ -209,6 +211,67 @@ def check_kill(chk, top, root):
 	chk.ok("SIGKILL: scan 1 intact", lib.dump_scan(db, 1) == before, "it changed")
 
 
+def scratch_left(tmp):
+	"""The files left in the scratch folder tmp."""
+	return sorted(os.listdir(tmp))
+
+
+def check_scratch(chk, top, root):
+	"""
+	The scratch databases of `fidx dupes PATH` and `fidx check` (in $TMPDIR)
+	are removed when the run is stopped by SIGHUP (the terminal closed), and
+	when stdout's reader went away (SIGPIPE: `fidx dupes /usr | head`).
+	"""
+	tmp = top + b"/scratch-tmp"
+	os.mkdir(tmp)
+	env = dict(os.environ, TMPDIR=os.fsdecode(tmp))
+	# SIGHUP while dupes reads the slow tree's big files (all of one size)
+	p = subprocess.Popen([lib.FIDX, "dupes", "-q", root], stdin=subprocess.DEVNULL,
+			     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+			     start_new_session=True)
+	deadline = time.monotonic() + 20
+	while time.monotonic() < deadline and p.poll() is None and not scratch_left(tmp):
+		time.sleep(0.01)
+	time.sleep(0.5)
+	running = p.poll() is None
+	p.send_signal(signal.SIGHUP)
+	rc, err, _ = wait(p, 60)
+	chk.ok("dupes PATH, SIGHUP: exit 130, its scratch database removed",
+	       running and rc == 130 and not scratch_left(tmp),
+	       "running %r, exit %r, left %r, %s" % (running, rc, scratch_left(tmp), lib.short(err)))
+	# SIGPIPE: the reader of stdout gone before the groups are printed
+	small = top + b"/pipe-tree"
+	os.makedirs(small)
+	for i in range(3):
+		write(small + b"/copy%d" % i, b"the same bytes\n")
+	db = top + b"/pipe.db"
+	res = run_fidx("scan", "-q", "--db", db, small)
+	chk.eq("SIGPIPE: the baseline scan", res.rc, 0)
+	write(small + b"/copy0", b"changed bytes\n")
+	for label, args in (("dupes PATH", ["dupes", small]), ("check", ["check", db])):
+		for ignored in (False, True):
+			# Ignored (a shell that ignores it), the write fails: exit 2 or 14, one line.
+			pre = (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)) if ignored else None
+			p = subprocess.Popen([lib.FIDX] + args, stdin=subprocess.DEVNULL,
+					     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+					     preexec_fn=pre)
+			p.stdout.close()  # the reader is gone before fidx writes
+			_, err = p.communicate(timeout=60)
+			if ignored:
+				want = 14 if label == "check" else 2
+				chk.ok("%s, stdout's reader gone, SIGPIPE ignored: exit %d, one line, its"
+				       " scratch database removed" % (label, want),
+				       p.returncode == want and err.count(b"\n") == 1 and
+				       b"cannot write output: Broken pipe" in err and not scratch_left(tmp),
+				       "exit %r, left %r, %r" % (p.returncode, scratch_left(tmp), err))
+			else:
+				chk.ok("%s, stdout's reader gone: dies of SIGPIPE, its scratch database"
+				       " removed" % label,
+				       p.returncode == -signal.SIGPIPE and not scratch_left(tmp),
+				       "exit %r, left %r, %s" % (p.returncode, scratch_left(tmp),
+								 lib.short(err)))
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td:
@@ -221,7 +284,7 @@ def main():
 			if r["type"] == "f":
 				r["sha512"] = big if r["size"] == SLOW_SIZE else \
 					lib.hash_at(None, p, ["sha512"])["sha512"]
-		for sig in (signal.SIGINT, signal.SIGTERM):
+		for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
 			with chk.guard(signal.Signals(sig).name):
 				check_interrupt(chk, top, root, want, sig)
 		with chk.guard("the summary after SIGINT"):
@@ -230,6 +293,8 @@ def main():
 			check_prompt_stop(chk, top)
 		with chk.guard("SIGKILL"):
 			check_kill(chk, top, root)
+		with chk.guard("scratch databases"):
+			check_scratch(chk, top, root)
 	chk.done()
 
 

@@ -136,7 +136,7 @@ static void end(struct fidx_store *st, int64_t scan, const char *status)
 {
 	struct fidx_scan_totals t = {.finished_ns = 1700000001000000000, .status = status,
 				     .entries = 4, .files = 3, .dirs = 1, .bytes = 6};
-	if (fidx_store_end_scan(st, scan, &t) < 0)
+	if (fidx_store_end_scan(st, scan, &t, NULL) < 0)
 		fail_msg("fidx_store_end_scan: %s", fidx_store_errmsg(st));
 }
 
@@ -300,6 +300,38 @@ static void test_seal_is_documented(void **state)
 	}
 }
 
+/*
+ * fidx_store_end_scan() with a seal buffer seals a complete scan in the
+ * transaction that ends it (the seal of the documented lines), and leaves
+ * an interrupted one unsealed.
+ */
+static void test_end_seals(void **state)
+{
+	(void)state;
+	struct fidx_store *st = open_store();
+	int64_t a = begin(st, "/a"), b = begin(st, "/b");
+	add(st, a, "/a", 'd', 4096);
+	add(st, b, "/b", 'd', 4096);
+	add(st, a, "/a/one", 'f', 1);
+	add(st, b, "/b/one", 'f', 1);
+	struct fidx_scan_totals t = {.finished_ns = 1700000001000000000, .status = "complete",
+				     .entries = 2, .files = 1, .dirs = 1, .bytes = 1};
+	uint8_t seal[32], want[32];
+	assert_int_equal(fidx_store_end_scan(st, a, &t, seal), 1);
+	t.status = "interrupted";
+	assert_int_equal(fidx_store_end_scan(st, b, &t, seal), 0);
+	assert_int_equal(fidx_store_close(st), 0);
+	expected_seal(a, want);
+	assert_memory_equal(seal, want, 32);
+	struct found c;
+	struct fidx_seal_result r = check(a, &c);
+	assert_true(r.sealed);
+	assert_memory_equal(r.recorded, want, 32);
+	assert_int_equal(c.n, 0);
+	r = check(b, &c);
+	assert_false(r.sealed);
+}
+
 /* An interrupted scan is not sealed: no seal, no file_seal row. */
 static void test_only_complete(void **state)
 {
@@ -373,7 +405,7 @@ static void test_resumed(void **state)
 	add_error(st, a, "/a/sub", 'd', 4096, FIDX_ERROR_NOT_READ);
 	struct fidx_scan_totals t = {.finished_ns = 1700000001000000000, .status = "interrupted",
 				     .entries = 4, .files = 2, .dirs = 2, .bytes = 3, .errors = 2};
-	if (fidx_store_end_scan(st, a, &t) < 0)
+	if (fidx_store_end_scan(st, a, &t, NULL) < 0)
 		fail_msg("fidx_store_end_scan: %s", fidx_store_errmsg(st));
 	assert_int_equal(fidx_store_close(st), 0);
 	assert_int_equal(check_row_hashes(a), 4);
@@ -430,6 +462,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_seal_is_documented, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_seals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_findings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resumed, setup, teardown),

@@ -113,7 +113,7 @@ static void end_scan(struct fidx_store *st, int64_t scan, uint64_t entries)
 		.finished_ns = 1700000001000000000, .status = "complete", .entries = entries,
 		.files = 2, .dirs = 1, .bytes = 4096, .errors = 2,
 	};
-	if (fidx_store_end_scan(st, scan, &t) < 0)
+	if (fidx_store_end_scan(st, scan, &t, NULL) < 0)
 		fail_msg("fidx_store_end_scan: %s", fidx_store_errmsg(st));
 }
 
