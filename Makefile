@@ -41,7 +41,8 @@ ALL_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE \
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
 
 SRCS      := $(sort $(wildcard src/*.c))
-LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS)))
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS))) \
+	     $(BUILD)/obj/schema_objects.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # The threaded core: the unit tests run under TSan.
@@ -59,6 +60,20 @@ deps:
 	@scripts/install-deps
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/fidx/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
+
+# What SQLite makes of the schema's SQL in each version (schema.h), written by
+# replaying src/schema.c at build time, so that no query replays it.
+$(BUILD)/tools/schema-objects: tools/schema-objects.c src/schema.c $(wildcard src/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ tools/schema-objects.c src/schema.c $(ALL_LDLIBS)
+
+$(BUILD)/gen/schema_objects.c: $(BUILD)/tools/schema-objects
+	@mkdir -p $(@D)
+	$< $@
+
+$(BUILD)/obj/schema_objects.o: $(BUILD)/gen/schema_objects.c $(wildcard src/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
 

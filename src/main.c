@@ -25,7 +25,7 @@
  *   walk.c          the parallel directory walk (getdents64 + statx, shared work)
  *   queue.c         the bounded blocking queue between pipeline stages
  *   hash.c          all requested digests of a file in one read pass
- *   store_sqlite.c  the SQLite store behind store.h (schema in docs/SCHEMA.md)
+ *   store_sqlite.c  the SQLite store behind store.h (schema.c: the schema's SQL, docs/SCHEMA.md)
  *   progress.c      the progress line
  *   record.c        the inventory entry and digest names
  *   sysinfo.c       host, OS, kernel, architecture, clock
@@ -34,6 +34,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,21 +52,23 @@ static const struct command {
 	const char *summary;               /* one line for --help */
 	int write_failed;                  /* the exit status when stdout cannot be written */
 	int failed;                        /* ... and when it cannot start (out of memory) */
+	bool crypto;                       /* hashes or seals: libcrypto set up first */
 } commands[] = {
-	{"scan", cmd_scan, "record a folder or disk into the database", 2, 2},
-	{"scans", cmd_scans, "list the scans a database holds", 2, 2},
-	{"find", cmd_find, "entries by path substring, glob or regex, with filters", 2, 2},
-	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first", 2, 2},
-	{"du", cmd_du, "disk usage per directory (apparent and allocated)", 2, 2},
-	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest", 2, 2},
-	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists", 2, 2},
+	{"scan", cmd_scan, "record a folder or disk into the database", 2, 2, true},
+	{"scans", cmd_scans, "list the scans a database holds", 2, 2, false},
+	{"find", cmd_find, "entries by path substring, glob or regex, with filters", 2, 2, false},
+	{"dupes", cmd_dupes, "groups of files with identical content, largest waste first", 2, 2, true},
+	{"du", cmd_du, "disk usage per directory (apparent and allocated)", 2, 2, false},
+	{"stats", cmd_stats, "totals by type and extension, size histogram, largest, oldest", 2, 2, false},
+	{"match", cmd_match, "files whose digest is (--not: is not) in hash lists", 2, 2, false},
 	{"export", cmd_export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml",
-	 2, 2},
+	 2, 2, false},
 	{"diff", cmd_diff, "what was added, removed, changed and moved between two scans",
-	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ},
+	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ, false},
 	{"check", cmd_check, "the live tree against its newest complete scan, as diff reports",
-	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ},
-	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed", 2, 2},
+	 FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ, true},
+	{"verify", cmd_verify, "recompute the seal of scans; name rows altered, added, removed", 2, 2,
+	 true},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -179,10 +182,14 @@ static int crypto_start(void)
 	return md ? 0 : -1;
 }
 
-/* Runs cmd with its arguments, libcrypto set up first.  Returns its exit status. */
+/*
+ * Runs cmd with its arguments, libcrypto set up first when it needs it (in
+ * one thread, before any other: about 1 ms, so not for the others).
+ * Returns its exit status.
+ */
 static int start(const struct command *cmd, int argc, char **argv)
 {
-	if (crypto_start() < 0) {
+	if (cmd->crypto && crypto_start() < 0) {
 		fidx_error("cannot start OpenSSL's libcrypto: out of memory");
 		return cmd->failed;
 	}

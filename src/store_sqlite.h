@@ -40,10 +40,11 @@ const char *fidx_sqlite_why(sqlite3 *db);
 
 /*
  * Compares the schema of db's main database with the one fidx creates for
- * schema version (1..FIDX_SCHEMA_VERSION): schema_sql and the migrations up
- * to that version, replayed into an in-memory database, and the index made
- * after a bulk load.  Tables are compared by their columns (name, type, NOT
- * NULL, default, primary key, hidden), views and indexes by their SQL text;
+ * schema version (1..FIDX_SCHEMA_VERSION): what fidx_schema_sql, the steps
+ * up to that version and the index made after a bulk load make, as SQLite
+ * made it at build time (schema.h: fidx_schema_versions).  Tables are
+ * compared by their columns (name, type, NOT NULL, default, primary key,
+ * hidden) when their SQL text differs, views and indexes by their SQL text;
  * any trigger, virtual table or unknown name is foreign; objects fidx may not
  * have made yet (an index before its first scan ended) may be missing, and
  * SQLite's statistics tables (ANALYZE) are SQLite's.  Writes a list of what

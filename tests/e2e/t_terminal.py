@@ -39,7 +39,9 @@ those of the same query without a terminal; with stderr into a pipe, with
 -q, and with stdout on the same terminal, no progress line is drawn.
 """
 
+import hashlib
 import json
+import math
 import os
 import re
 import select
@@ -565,7 +567,13 @@ def check_progress(chk, top):
 	"""A slow scan's progress line under a pty resized twice."""
 	root = top + b"/slow"
 	os.makedirs(root)
-	for i in range(4):
+	# Enough to hash for about 8 s here (the resizes come at 1.5 and 3 s, each
+	# followed by a second of grace): one file's scan timed first.
+	lib.sparse(root + b"/big0", 1 << 30, [((1 << 30) - 1, b"!")])
+	t = time.monotonic()
+	run_fidx("scan", "-q", "-j", "1", "--hash", "sha512", "-o", top + b"/rate.db", root)
+	per_file = max(time.monotonic() - t, 1e-3)
+	for i in range(1, max(4, math.ceil(8 / per_file))):
 		lib.sparse(root + b"/big%d" % i, 1 << 30, [((1 << 30) - 1, b"!")])
 	write(root + b"/small", b"small")
 	db = top + b"/slow.db"
