@@ -275,7 +275,7 @@ static void row_sql(char *buf, size_t size, int version)
 {
 	snprintf(buf, size, "SELECT type, size, mode, uid, gid, nlink, mtime_ns, ext, link_target,"
 		 " md5, sha1, sha256, sha512, xxh128, error, scan_id, path, id%s FROM file"
-		 " WHERE id = ?", fidx_time_ext_sql(version, NULL));
+		 " WHERE id = ?", fidx_time_ext_sql(version, NULL, 1u << FIDX_MTIME));
 }
 
 /* Reads the mtime of the row into *t.  Returns false when it has none. */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *fidx_time_ext_sql(int version, const char *alias)
+const char *fidx_time_ext_sql(int version, const char *alias, unsigned kinds)
 {
 	static _Thread_local char buf[16 * 24 + 8];
 	static const char *const names[FIDX_TIME_EXT_COLUMNS] = {
@@ -15,7 +15,7 @@ const char *fidx_time_ext_sql(int version, const char *alias)
 	};
 	size_t len = 0;
 	for (int i = 0; i < FIDX_TIME_EXT_COLUMNS; i++) {
-		if (version < 4)
+		if (version < 4 || !(kinds & (1u << (i / 2))))
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", NULL");
 		else
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", %.15s%s%s",

@@ -36,13 +36,19 @@ enum fidx_time_kind { FIDX_ATIME, FIDX_MTIME, FIDX_CTIME, FIDX_BTIME, FIDX_NTIME
 	"atime_sec, atime_nsec, mtime_sec, mtime_nsec, ctime_sec, ctime_nsec," \
 	" btime_sec, btime_nsec"
 
+/* fidx_time_ext_sql()'s kinds: every time, or (1u << kind) of some. */
+#define FIDX_TIME_ALL ((1u << FIDX_NTIMES) - 1)
+
 /*
  * Returns ", atime_sec, atime_nsec, ... btime_nsec" for a database of schema
  * version >= 4, else the same number of ", NULL": the tail of a SELECT of
- * `file` rows.  When alias is not NULL, the columns are qualified with it
- * ("f.atime_sec").  The text is static (per alias of at most 15 bytes).
+ * `file` rows.  Only the times in kinds (a bit 1u << kind each) are read, the
+ * others are NULL in their places (a reader of one time spares the decoding
+ * and checks of six columns).  When alias is not NULL, the columns are
+ * qualified with it ("f.atime_sec").  The text is static (per alias of at
+ * most 15 bytes).
  */
-const char *fidx_time_ext_sql(int version, const char *alias);
+const char *fidx_time_ext_sql(int version, const char *alias, unsigned kinds);
 
 /*
  * Reads time kind of the current row of s, whose T_ns column is ns_col and

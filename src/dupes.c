@@ -422,7 +422,7 @@ static int load(struct fidx_dupes_engine *e, const struct fidx_query *q)
 		return -1;
 	snprintf(sql, sizeof(sql), load_sql,
 		 digests ? "d.edge_block, d.edges, d.sha256" : "NULL, NULL, NULL",
-		 fidx_time_ext_sql(q->version, "f"),
+		 fidx_time_ext_sql(q->version, "f", 1u << FIDX_MTIME),
 		 digests ? "LEFT JOIN file_digest d ON d.file_id = f.id" : "",
 		 unselected ? "" : "+", fidx_query_shown(q, "f"));
 	if (!(s = fidx_query_prepare(q, sql)) || !(check = fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL))) {
