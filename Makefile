@@ -21,7 +21,8 @@
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
 # Every object of src/ except main.c goes into build/libfidx.a, which the
-# binary and the unit tests link.  BUILD names the output folder, so that the
+# binary and the unit tests link, with build/gen/schema_objects.c (written at
+# build time by tools/schema-objects from src/schema.c).  BUILD names the output folder, so that the
 # sanitizer builds (build/asan, build/tsan) live beside the normal one.
 
 VERSION   := 0.1.0
