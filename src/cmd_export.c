@@ -260,7 +260,8 @@ static int run_export(struct export_ctx *ctx, const struct export_format *fmt,
 
 	snprintf(sql, sizeof(sql), "SELECT " EXPORT_COLUMNS_SQL "%s FROM file"
 		 " WHERE scan_id IN (SELECT id FROM selected_scan) AND %s%s%s ORDER BY scan_id, path",
-		 fidx_time_ext_sql(ctx->q->version, NULL, FIDX_TIME_ALL), fidx_query_shown(ctx->q, "file"),
+		 fidx_time_ext_sql(ctx->q->version, NULL, FIDX_TIME_ALL),
+		 fidx_query_shown(ctx->q, "file"),
 		 fmt->filter ? " AND " : "", fmt->filter ? fmt->filter : "");
 	if (!(s = fidx_query_prepare(ctx->q, sql)))
 		return -1;

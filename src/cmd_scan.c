@@ -312,7 +312,7 @@ static int find_resumable(sqlite3 *db, const char *dbpath, const char *root,
  * continues it (the other finds the pid alive, or its own claim refused).
  * The status stays as it was until the store takes the scan up
  * (fidx_store_resume_scan() sets it 'running'): a run that fails before
- * leaves it 'interrupted'.  Prints one line and returns -1 when not.
+ * leaves it as it was.  Prints one line and returns -1 when not.
  */
 static int claim(sqlite3 *db, const char *dbpath, const char *root, int64_t id,
 		 int64_t seen_pid)

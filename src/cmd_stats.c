@@ -308,7 +308,8 @@ static int gather(struct stats *st, const struct fidx_query *q, int64_t scan)
 	char sql[1024];
 	snprintf(sql, sizeof(sql), "SELECT type, size, ext, mtime_ns, path, error IS NOT NULL, id,"
 		 " scan_id%s FROM file WHERE %sscan_id = ? AND %s",
-		 fidx_time_ext_sql(q->version, NULL, 1u << FIDX_MTIME), table ? "+" : "", fidx_query_shown(q, "file"));
+		 fidx_time_ext_sql(q->version, NULL, 1u << FIDX_MTIME), table ? "+" : "",
+		 fidx_query_shown(q, "file"));
 	sqlite3_stmt *s = fidx_query_prepare(q, sql);
 	struct fidx_rowcheck *check = s ? fidx_query_rowcheck(q, s, FIDX_ROWCHECK_ALL) : NULL;
 	const char *damage = NULL;

@@ -188,7 +188,8 @@ static sqlite3_stmt *prepare_rows(sqlite3 *db, const char *schema, const char *w
 {
 	sqlite3_stmt *s = NULL;
 	char *sql = sqlite3_mprintf("SELECT " ROW_COLUMNS "%s FROM \"%w\".file %s",
-				    fidx_time_ext_sql(times_version(db, schema), NULL, FIDX_TIME_ALL), schema, where);
+				    fidx_time_ext_sql(times_version(db, schema), NULL, FIDX_TIME_ALL),
+				    schema, where);
 	if (sql)
 		sqlite3_prepare_v2(db, sql, -1, &s, NULL);
 	sqlite3_free(sql);

@@ -60,11 +60,7 @@ struct fidx_hasher {
 	unsigned char *buf;       /* read buffer, FIDX_HASH_READ_SIZE bytes */
 };
 
-/*
- * Makes a hasher for mask.  Returns NULL with errno EINVAL for a bit that
- * names no digest, EOPNOTSUPP when libcrypto does not provide a digest (a
- * FIPS-only configuration without MD5, for example), ENOMEM otherwise.
- */
+/* Sets libcrypto up before anything uses it (hash.h). */
 int fidx_crypto_start(void)
 {
 	/* OpenSSL 3.0 falls back to a half-made default context when making it
@@ -77,6 +73,11 @@ int fidx_crypto_start(void)
 	return 0;
 }
 
+/*
+ * Makes a hasher for mask.  Returns NULL with errno EINVAL for a bit that
+ * names no digest, EOPNOTSUPP when libcrypto does not provide a digest (a
+ * FIPS-only configuration without MD5, for example), ENOMEM otherwise.
+ */
 struct fidx_hasher *fidx_hasher_create(unsigned mask)
 {
 	struct fidx_hasher *h;

@@ -13,6 +13,9 @@
  */
 #include "schema.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "dbtime.h"
 
 /*
@@ -300,3 +303,19 @@ const char *const fidx_schema_migrations[FIDX_SCHEMA_VERSION - 1] = {
 	/* 3 -> 4 */
 	SCHEMA_V4_SQL,
 };
+
+char *fidx_schema_table_columns(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s;
+	char *out = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT group_concat(c, ', ') FROM (SELECT quote(name) || ' '"
+			       " || quote(type) || ' ' || \"notnull\" || ' ' || quote(dflt_value) || ' '"
+			       " || pk || ' ' || hidden AS c FROM pragma_table_xinfo(?1, 'main')"
+			       " ORDER BY cid)", -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		out = strdup(sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "");
+	sqlite3_finalize(s);
+	return out;
+}

@@ -9,6 +9,7 @@
 #ifndef FIDX_SCHEMA_H
 #define FIDX_SCHEMA_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 
 #include "dbfile.h"
@@ -28,15 +29,13 @@ extern const char *const fidx_schema_migrations[FIDX_SCHEMA_VERSION - 1];
 #define FIDX_FILE_SCAN_PATH_SQL "CREATE INDEX IF NOT EXISTS file_scan_path ON file (scan_id, path)"
 
 /*
- * The columns of the ordinary table ?1 of the main database, as one string
- * (quoted name and type, NOT NULL, quoted default, primary key, hidden, of
- * each column in order, comma-separated): how fidx_sqlite_foreign() compares
- * a table whose SQL text differs from the one SQLite wrote here.
+ * The columns of the ordinary table name in db's main database, as one
+ * malloc'ed string (quoted name and type, NOT NULL, quoted default, primary
+ * key, hidden, of each column in order, comma-separated): how
+ * fidx_sqlite_foreign() compares a table whose SQL text differs from the one
+ * SQLite wrote here.  NULL when they cannot be read (out of memory).
  */
-#define FIDX_TABLE_COLUMNS_SQL \
-	"SELECT group_concat(c, ', ') FROM (SELECT quote(name) || ' ' || quote(type) || ' '" \
-	" || \"notnull\" || ' ' || quote(dflt_value) || ' ' || pk || ' ' || hidden AS c" \
-	" FROM pragma_table_xinfo(?1, 'main') ORDER BY cid)"
+char *fidx_schema_table_columns(sqlite3 *db, const char *name);
 
 /* An object of sqlite_schema as SQLite made it from fidx's SQL. */
 struct fidx_schema_object {
@@ -44,7 +43,7 @@ struct fidx_schema_object {
 	const char *name;
 	const char *tbl_name;
 	const char *sql;      /* NULL for an index SQLite makes itself */
-	const char *columns;  /* a table's, as FIDX_TABLE_COLUMNS_SQL gives them; else NULL */
+	const char *columns;  /* a table's, as fidx_schema_table_columns() gives them; else NULL */
 };
 
 /* The objects of one schema version, in the order of their names. */

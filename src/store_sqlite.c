@@ -125,24 +125,6 @@ int fidx_sqlite_harden(sqlite3 *db, bool read_only)
 }
 
 /*
- * The columns of the ordinary table name in db's main database, as
- * FIDX_TABLE_COLUMNS_SQL gives them, malloc'ed; NULL when they cannot be read
- * (out of memory).
- */
-static char *table_columns(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s;
-	char *out = NULL;
-	if (sqlite3_prepare_v2(db, FIDX_TABLE_COLUMNS_SQL, -1, &s, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		out = strdup(sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0) : "");
-	sqlite3_finalize(s);
-	return out;
-}
-
-/*
  * Column i of s as text; NULL for a NULL value, and NULL with *oom set when a
  * value could not be converted (out of memory).
  */
@@ -209,7 +191,7 @@ static int is_ours(sqlite3 *db, const struct fidx_schema_object *want, const cha
 	if (sql && want->sql && strcmp(sql, want->sql) == 0)
 		return 1;  /* the same text: the same table (most databases) */
 	/* Another text (another SQLite's ALTER TABLE, say): the same columns? */
-	char *got = table_columns(db, name);
+	char *got = fidx_schema_table_columns(db, name);
 	if (!got)
 		return -1;
 	int ours = want->columns && strcmp(got, want->columns) == 0;
@@ -1080,7 +1062,8 @@ fail:
 
 /*
  * Writes the end of scan scan_id in one transaction (and, for a complete
- * scan, its local_time rows).  Returns 0, or -1 with the message set.
+ * scan, its local_time rows, and its seal into seal when seal is not NULL).
+ * Returns 1 when sealed, 0 when ended, or -1 with the message set.
  */
 static int end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_totals *totals,
 		    uint8_t *seal)

@@ -8,8 +8,8 @@
  * script, the steps up to v and the index made after a bulk load, exactly as
  * a database is created, then writes every object of sqlite_schema (type,
  * name, table, SQL text as SQLite stored it: an ALTER TABLE rewrites a
- * table's) and each table's columns (FIDX_TABLE_COLUMNS_SQL), in name order,
- * as C data.  The file is written beside and renamed into place, so that a
+ * table's) and each table's columns (fidx_schema_table_columns()), in name
+ * order, as C data.  The file is written beside and renamed into place, so that a
  * failed run leaves no half file for make.  Exit status 0, or 1 with one
  * line on stderr.
  */
@@ -63,23 +63,6 @@ static void run(sqlite3 *db, const char *sql, const char *what)
 		die("cannot replay %s: %s", what, err ? err : sqlite3_errmsg(db));
 }
 
-/* Returns table name's columns as FIDX_TABLE_COLUMNS_SQL gives them (malloc'ed). */
-static char *table_columns(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, FIDX_TABLE_COLUMNS_SQL, -1, &s, NULL) != SQLITE_OK)
-		die("cannot read columns: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_ROW)
-		die("cannot read the columns of %s: %s", name, sqlite3_errmsg(db));
-	const char *t = (const char *)sqlite3_column_text(s, 0);
-	char *out = strdup(t ? t : "");
-	if (!out)
-		die("out of memory");
-	sqlite3_finalize(s);
-	return out;
-}
-
 /* Writes the objects of version v as the array version<v>[]. */
 static void write_version(FILE *f, int v)
 {
@@ -100,7 +83,9 @@ static void write_version(FILE *f, int v)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *type = (const char *)sqlite3_column_text(s, 0);
 		const char *name = (const char *)sqlite3_column_text(s, 1);
-		char *columns = strcmp(type, "table") == 0 ? table_columns(db, name) : NULL;
+		char *columns = NULL;
+		if (strcmp(type, "table") == 0 && !(columns = fidx_schema_table_columns(db, name)))
+			die("cannot read the columns of %s: %s", name, sqlite3_errmsg(db));
 		fputs("\t{", f);
 		put_literal(f, type);
 		fputs(", ", f);
