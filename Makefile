@@ -4,8 +4,8 @@
 #                        include/fidx/walk.h) and build/examples/walk-count
 #   make run [DIR=...]   install deps, build, scan DIR (default /usr/share) into ./fidx.db
 #   make check           install deps, build with -Werror, run every test:
-#                        unit tests, end-to-end suite, the same under ASan+UBSan,
-#                        the threaded core under TSan
+#                        unit tests, the store conformance suite, end-to-end suite,
+#                        the same under ASan+UBSan, the threaded core under TSan
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
@@ -20,10 +20,20 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
-# Every object of src/ except main.c goes into build/libfidx.a, which the
-# binary and the unit tests link, with build/gen/schema_objects.c (written at
-# build time by tools/schema-objects from src/schema.c).  BUILD names the output folder, so that the
-# sanitizer builds (build/asan, build/tsan) live beside the normal one.
+# The sources are in layers (docs/ARCHITECTURE.md), each built into its own
+# archive:
+#
+#   src/lib/           build/libfidx.a        the walker: what <fidx/walk.h> and fidx.pc
+#                                             promise, libc and pthreads only
+#   src/core/          build/libfidx-core.a   the engine: never prints, never exits
+#   src/store/         build/libfidx-store.a  the store API and its backends
+#                                             (src/store/sqlite/, with build/gen/schema_objects.c
+#                                             written at build time by its schema-objects tool)
+#   src/tool/          build/libfidx-tool.a   the command line: options, output, formats
+#   src/tool/builtin/                         one file per command, linked into build/fidx
+#
+# BUILD names the output folder, so that the sanitizer builds (build/asan,
+# build/tsan) live beside the normal one.
 
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
@@ -35,24 +45,56 @@ CFLAGS    ?= -O2 -g
 PYTHON    ?= /usr/bin/python3
 PKGS      := sqlite3 libcrypto libxxhash
 
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE \
-	     -DFIDX_VERSION='"$(VERSION)"' -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
+CRYPTO_CFLAGS = $(shell pkg-config --cflags libcrypto libxxhash 2>/dev/null)
+BASE_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE -DFIDX_VERSION='"$(VERSION)"' \
+	      $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
 
-SRCS      := $(sort $(wildcard src/*.c))
-LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(filter-out src/main.c,$(SRCS))) \
-	     $(BUILD)/obj/schema_objects.o
-UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+# What each layer may include: its own headers and those of the layers it
+# stands on.  Only the SQLite backend sees <sqlite3.h>'s folder (and
+# tests/layers/run checks that no other file names it).
+LIB_INC    := -Iinclude -Isrc/lib
+CORE_INC   := $(LIB_INC) -Isrc/core -Isrc/store
+TOOL_INC   := $(CORE_INC) -Isrc/tool
+SQLITE_INC := $(CORE_INC) -Isrc/store/sqlite
+$(BUILD)/obj/lib/%.o: LAYER_CFLAGS = $(LIB_INC)
+$(BUILD)/obj/core/%.o: LAYER_CFLAGS = $(CORE_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/obj/store/%.o: LAYER_CFLAGS = $(CORE_INC)
+$(BUILD)/obj/store/sqlite/%.o $(BUILD)/obj/gen/%.o: LAYER_CFLAGS = $(SQLITE_INC) $(SQLITE_CFLAGS)
+$(BUILD)/obj/tool/%.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS)
+
+obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
+LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
+CORE_OBJS    := $(call obj,$(sort $(wildcard src/core/*.c)))
+STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) \
+		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
+		$(BUILD)/obj/gen/schema_objects.o
+TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c))))
+BUILTIN_OBJS := $(call obj,$(sort $(wildcard src/tool/builtin/*.c)))
+# What the tool and the tests link (a group: core and the store call each other).
+INTERNAL_LIBS = $(BUILD)/libfidx-tool.a $(BUILD)/libfidx-store.a $(BUILD)/libfidx-core.a \
+		$(BUILD)/libfidx.a
+LINK_INTERNAL = -Wl,--start-group $(INTERNAL_LIBS) -Wl,--end-group
+HEADERS    := $(wildcard include/fidx/*.h src/*/*.h src/*/*/*.h)
+
+# Unit tests mirror the layers: tests/<layer>/test_*.c links the internal
+# libraries; tests/store/ is the conformance suite every store backend must
+# pass, tests/store/sqlite/ the SQLite backend's own (it may read the file
+# with SQLite to check it).
+UNIT_SRCS := $(sort $(wildcard tests/lib/test_*.c tests/core/test_*.c tests/store/test_*.c \
+		      tests/tool/test_*.c))
+SQLITE_UNIT_SRCS := $(sort $(wildcard tests/store/sqlite/test_*.c))
+UNIT_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS) $(SQLITE_UNIT_SRCS))
 # The threaded core: the unit tests run under TSan.
-TSAN_UNITS := test_queue test_walk test_scan test_hashio test_seal
+TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio store/test_seal \
+	store/sqlite/test_seal
 
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
+.PHONY: all deps run check unit e2e library layers install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -60,35 +102,49 @@ all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
 deps:
 	@scripts/install-deps
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/fidx/*.h) Makefile
+$(BUILD)/obj/%.o: src/%.c $(HEADERS) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(LAYER_CFLAGS) -MMD -c -o $@ $<
 
 # What SQLite makes of the schema's SQL in each version (schema.h), written by
-# replaying src/schema.c at build time, so that no query replays it.
-$(BUILD)/tools/schema-objects: tools/schema-objects.c src/schema.c $(wildcard src/*.h) Makefile
+# replaying src/store/sqlite/schema.c at build time, so that no query replays it.
+$(BUILD)/gen/schema-objects: src/store/sqlite/schema-objects.c src/store/sqlite/schema.c \
+		$(HEADERS) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ tools/schema-objects.c src/schema.c $(ALL_LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(SQLITE_INC) $(SQLITE_CFLAGS) -o $@ src/store/sqlite/schema-objects.c \
+		src/store/sqlite/schema.c $(ALL_LDLIBS)
 
-$(BUILD)/gen/schema_objects.c: $(BUILD)/tools/schema-objects
+$(BUILD)/gen/schema_objects.c: $(BUILD)/gen/schema-objects
 	@mkdir -p $(@D)
 	$< $@
 
-$(BUILD)/obj/schema_objects.o: $(BUILD)/gen/schema_objects.c $(wildcard src/*.h) Makefile
+$(BUILD)/obj/gen/schema_objects.o: $(BUILD)/gen/schema_objects.c $(HEADERS) Makefile
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(LAYER_CFLAGS) -MMD -c -o $@ $<
 
 $(BUILD)/libfidx.a: $(LIB_OBJS)
+$(BUILD)/libfidx-core.a: $(CORE_OBJS)
+$(BUILD)/libfidx-store.a: $(STORE_OBJS)
+$(BUILD)/libfidx-tool.a: $(TOOL_OBJS)
+$(BUILD)/libfidx.a $(BUILD)/libfidx-core.a $(BUILD)/libfidx-store.a $(BUILD)/libfidx-tool.a:
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/fidx: $(BUILD)/obj/main.o $(BUILD)/libfidx.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDLIBS)
+$(BUILD)/fidx: $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(INTERNAL_LIBS)
+	$(CC) $(BASE_CFLAGS) -o $@ $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(LINK_INTERNAL) \
+		$(ALL_LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfidx.a
+# A unit test sees the headers of its layer (the SQLite backend's tests, SQLite's too),
+# and the tests' own through -Itests (tests/store/fixture.h: "store/fixture.h").
+TEST_HEADERS := $(wildcard tests/*/*.h tests/*/*/*.h)
+$(BUILD)/tests/lib/%: TEST_INC = $(LIB_INC)
+$(BUILD)/tests/core/% $(BUILD)/tests/store/%: TEST_INC = $(CORE_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/tests/store/sqlite/%: TEST_INC = $(SQLITE_INC) $(SQLITE_CFLAGS)
+$(BUILD)/tests/tool/%: TEST_INC = $(TOOL_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/tests/%: tests/%.c $(TEST_HEADERS) $(INTERNAL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags cmocka) -o $@ $< $(BUILD)/libfidx.a \
-		$(ALL_LDLIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) -Itests $(shell pkg-config --cflags cmocka) -o $@ $< \
+		$(LINK_INTERNAL) $(ALL_LDLIBS) $(shell pkg-config --libs cmocka)
 
 # Examples of the library, built as a user would (only the public header).
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libfidx.a include/fidx/walk.h
@@ -96,16 +152,23 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libfidx.a include/fidx/walk.h
 	$(CC) -std=gnu17 -Wall -Wextra -Iinclude $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $< \
 		$(BUILD)/libfidx.a -pthread $(EXTRA_LDFLAGS)
 
-# Measurement programs of bench/ (each one .c file, linked like the tests).
-$(BUILD)/bench/%: bench/%.c bench/bench.h $(BUILD)/libfidx.a
+# Measurement programs of bench/ (each one .c file, linked like the tests;
+# bench/sqlite/ studies the SQLite backend's own choices, with SQLite).
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(INTERNAL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libfidx.a $(ALL_LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(CORE_INC) $(CRYPTO_CFLAGS) -Ibench -o $@ $< $(LINK_INTERNAL) \
+		$(ALL_LDLIBS)
+
+$(BUILD)/bench/sqlite/%: bench/sqlite/%.c bench/bench.h $(INTERNAL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(SQLITE_INC) $(SQLITE_CFLAGS) $(CRYPTO_CFLAGS) -Ibench -o $@ $< \
+		$(LINK_INTERNAL) $(ALL_LDLIBS)
 
 # The I/O strategy study also measures io_uring (liburing, a --bench dependency).
-$(BUILD)/bench/hash-io: bench/hash-io.c bench/bench.h $(BUILD)/libfidx.a
+$(BUILD)/bench/hash-io: bench/hash-io.c bench/bench.h $(INTERNAL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags liburing) -o $@ $< $(BUILD)/libfidx.a \
-		$(ALL_LDLIBS) $(shell pkg-config --libs liburing)
+	$(CC) $(BASE_CFLAGS) $(CORE_INC) $(CRYPTO_CFLAGS) $(shell pkg-config --cflags liburing) \
+		-o $@ $< $(LINK_INTERNAL) $(ALL_LDLIBS) $(shell pkg-config --libs liburing)
 
 # Test-only preloads: files that change or vanish at the moment fidx opens them
 # (race-shim), allocations that fail from a chosen one on (fail-shim).  The
@@ -140,8 +203,13 @@ run: deps
 library:
 	tests/library/run $(BUILD)
 
+# The layers kept apart: only the SQLite backend knows SQLite, libfidx.a is
+# the walker alone, core never prints or exits, nothing is left unresolved.
+layers: $(BUILD)/fidx $(BUILD)/libfidx.a
+	tests/layers/run $(BUILD) $(EXTRA_LDFLAGS)
+
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror unit e2e library
+	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit e2e library
 	@echo "== threaded core under TSan"
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
@@ -182,7 +250,7 @@ bench-hdd: deps
 
 bench-find: deps
 	@scripts/install-deps --bench
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/find-build
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/sqlite/find-build
 	BUILD=$(BUILD) bench/find
 
 bench-du: deps
@@ -207,7 +275,7 @@ bench-export: deps
 
 bench-match: deps
 	@scripts/install-deps --bench
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/match-set
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/sqlite/match-set
 	BUILD=$(BUILD) bench/match
 
 bench-rescan: deps
@@ -223,4 +291,4 @@ bench-aide: deps
 clean:
 	rm -rf build
 
--include $(wildcard $(BUILD)/obj/*.d)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

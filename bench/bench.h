@@ -68,7 +68,7 @@ static double median(const double *v, size_t n)
 	return m;
 }
 
-/* The flags a hash worker opens a file with (src/hashio.c), but O_NOATIME. */
+/* The flags a hash worker opens a file with (src/core/hashio.c), but O_NOATIME. */
 #define OPEN_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
 /* Opens path as a hash worker does (O_NOATIME when the kernel allows it), or dies. */

@@ -17,11 +17,11 @@
  *	       is read (the order of find(1), one thread)
  *	inode  by inode number
  *	phys   by the physical offset of the first extent, from
- *	       fidx_file_first_extent() (src/blockdev.c); files without one
+ *	       fidx_file_first_extent() (src/core/blockdev.c); files without one
  *	       (empty) first, by inode
  *	phys:N the walk order cut into windows of N files, each window in
  *	       phys order: what a reader that sorts the files the walk has
- *	       handed it so far achieves (fidx's HDD reader, src/hashio.c)
+ *	       handed it so far achieves (fidx's HDD reader, src/core/hashio.c)
  *
  * fill makes a tree in which the three disagree, on any ext4: FILES files
  * (default 20000; 99.5% of 512 B to 256 KiB, 0.5% of 1 to 16 MiB, each

@@ -2,7 +2,7 @@
 """t_evidence.py - the query commands leave evidence as they found it.
 
 A database that no connection is open on (no -wal or -shm beside it) is read
-as an immutable file under fidx's reader lock (src/dbfile.h); fidx's writers
+as an immutable file under fidx's reader lock (src/store/sqlite/dbfile.h); fidx's writers
 do not write the main file while a reader holds that lock.
 
   * every query command (find, dupes, du, stats, match, scans, export, diff,

@@ -21,7 +21,10 @@ Each command that reads the damaged value must exit with its fatal status
 and print one line naming the scan and the row (or the index block) and
 what is wrong, and nothing else; on the sanitizer build, no report (which
 exits otherwise).  `fidx scans` shows a duration of extreme times as Python
-computes it.  A rescan never reuses a damaged digest: the file is read again.
+computes it.  A rescan never reuses a damaged digest, nor the digests of a
+row damaged in another one: the file is read again.  A scan's status or root
+that is not text (or holds a NUL byte) equals no status or root asked for; a
+schema version below 1 is damage, not a newer fidx's database.
 """
 
 import hashlib
@@ -250,6 +253,49 @@ def main():
 		con.close()
 		chk.eq("rescan: the file of the damaged row is read again",
 		       got, (hashlib.sha256(lib.read_bytes(tree + b"/big.bin")).digest(), None))
+		# ... nor the digests of a row damaged in a column the rescan does not take
+		copy = damaged(top, db, b"reuse other", "UPDATE file SET xxh128 = X'00'"
+			       " WHERE id = %d" % big)
+		res = run_fidx("scan", "-q", "--hash", "md5,sha256", "-o", copy, tree)
+		con = lib.connect(copy)
+		got = con.execute("SELECT digests_from FROM file WHERE scan_id = 4 AND"
+				  " path = (SELECT path FROM file WHERE id = ?)", (big,)).fetchone()
+		con.close()
+		chk.ok("rescan beside a row damaged in another digest: the file is read again",
+		       res.rc == 0 and got == (None,), repr((res, got)))
+		# ... nor anything of a scan that began at the first nanosecond of 64 bits
+		copy = damaged(top, db, b"reuse start", "UPDATE scan SET started_ns ="
+			       " -9223372036854775808 WHERE id = 2")
+		res = run_fidx("scan", "-q", "--hash", "md5,sha1,sha256,sha512,xxh128", "-o", copy, tree)
+		con = lib.connect(copy)
+		got = con.execute("SELECT count(*) FROM file WHERE scan_id = 4 AND"
+				  " digests_from IS NOT NULL").fetchone()
+		con.close()
+		chk.ok("rescan of a scan begun at -2^63 ns: nothing reused", res.rc == 0 and
+		       got == (0,), repr((res, got)))
+
+		# A status or a root that is not text, or holds a NUL byte, equals no status or
+		# root: the scan is not selected by it, as a SQL comparison would have it.
+		want = run_fidx("find", "--scan", "1,3", db)
+		copy = damaged(top, db, b"status blob", "PRAGMA ignore_check_constraints = 1;"
+			       " UPDATE scan SET status = CAST('complete' AS BLOB) WHERE id = 2")
+		res = run_fidx("find", copy)
+		chk.ok("a status stored as a blob is not 'complete': find reads scans 1 and 3",
+		       res.rc == 0 and want.rc == 0 and res.out == want.out, repr((res, want)))
+		copy = damaged(top, db, b"root nul", "UPDATE scan SET root = root ||"
+			       " CAST(X'00' AS TEXT) || 'z' WHERE id = 1")
+		res = run_fidx("diff", copy)
+		chk.ok("a root holding a NUL byte is not the root: diff finds no scan before scan 2",
+		       res.rc == 17 and b"no complete scan of" in res.err, repr(res))
+		# A schema version below 1 is damage (18), not a newer fidx's database (19).
+		copy = damaged(top, db, b"version 0", "PRAGMA user_version = 0")
+		res = run_fidx("diff", copy)
+		chk.ok("schema version 0: diff exits 18", res.rc == 18 and
+		       b"has schema version 0" in res.err, repr(res))
+		# verify reads the columns the tables have, whatever user_version says.
+		copy = damaged(top, db, b"version 3", "PRAGMA user_version = 3")
+		res = run_fidx("verify", "--scan", "2", copy)
+		chk.ok("verify of a database of schema 4 that says 3: intact", res.rc == 0, repr(res))
 	chk.done()
 
 

@@ -32,7 +32,7 @@ import time
 import lib
 from lib import Checker, TempDir, run_fidx, write
 
-BATCH_ROWS = 10000  # the rows of one transaction of the store (store_sqlite.c)
+BATCH_ROWS = 10000  # the rows of one transaction of the store (DEFAULT_BATCH_ROWS, src/store/sqlite/sqlite.c)
 REFUSED = b"holds schema objects fidx did not create (%s); refusing to write to it"
 WARNED = b"holds schema objects fidx did not create (%s); reading it without running them"
 

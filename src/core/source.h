@@ -1,0 +1,105 @@
+/*
+ * source.h - where a scan's records come from.
+ *
+ * The scan pipeline (scan.h) hashes, batches and stores records; a source
+ * makes them.  The live filesystem's walk is one source (source_walk.c); a
+ * disk image read with The Sleuth Kit is meant to be another, added as one
+ * more file beside it and not by touching the pipeline.  A source is a
+ * struct fidx_source behind an ops table, as the store is (store.h):
+ *
+ *   run()   produces one record per entry under each root, on threads of its
+ *           own, and hands each to the sink (the pipeline) from the thread
+ *           that made it; it returns once every one of its threads ended;
+ *   fds()   says how many descriptors run() may hold with that many threads,
+ *           so that the pipeline reads files ahead only within what is left;
+ *   free()  releases the source.
+ *
+ * A record comes with its path, type, metadata, link target and error as
+ * record.h describes; root_index says which root it is under and scan_id is
+ * the pipeline's to set.  A source that cannot give the pipeline a file to
+ * read at the record's path (a file inside an image) computes the digests
+ * itself (digest_mask set): the pipeline reads and hashes only regular
+ * files that arrive without any.
+ */
+#ifndef FIDX_SOURCE_H
+#define FIDX_SOURCE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "record.h"
+
+/* What the pipeline gives a source to hand its records to. */
+struct fidx_sink {
+	/* Called on each thread of the source before its first record: the
+	 * thread's context for put(), or NULL when out of memory (the pipeline
+	 * then fails, and put() on that context asks the source to stop). */
+	void *(*thread_start)(void *arg);
+	/* Called as each of those threads ends, with its context. */
+	void (*thread_end)(void *ctx, void *arg);
+	/* Takes rec (the pipeline owns it from then on).  Returns 0 to go on,
+	 * or -1 when the source must stop: the scan failed or was cancelled. */
+	int (*put)(void *ctx, struct fidx_record *rec);
+	/* Whether the source must stop (before it looks further); thread-safe. */
+	bool (*stopping)(void *arg);
+	/* The source cannot go on (why: "out of memory"): the scan fails, and
+	 * the sink stops the source.  Thread-safe. */
+	void (*fail)(void *arg, const char *why);
+	atomic_bool *stop;  /* set when the source must stop: a source that
+			       waits may poll it, as fidx_walk's cancel does */
+	void *arg;          /* passed to thread_start, thread_end and stopping */
+};
+
+/* What a run of a source is asked to do. */
+struct fidx_source_run {
+	const char *const *roots;     /* what to read: paths, for the walk */
+	size_t nroots;
+	unsigned threads;             /* threads it may run, >= 1 */
+	/* Files never recorded (NULL-terminated absolute paths, their folders
+	 * resolved): the store's own, which change while the scan runs, and any
+	 * the caller adds.  A source of a live filesystem must leave them out
+	 * whatever path leads to them; one that reads no live file ignores it. */
+	const char *const *leave_out;
+	const struct fidx_sink *sink;
+};
+
+struct fidx_source;
+
+/* The operations of a kind of source. */
+struct fidx_source_ops {
+	const char *name;             /* "walk" */
+	/* Runs the source (see above).  Returns 0 when it ran to its end or was
+	 * stopped through the sink, or -1 with err set when it could not run. */
+	int (*run)(struct fidx_source *src, const struct fidx_source_run *run,
+		   struct fidx_error *err);
+	/* The descriptors run() may hold at once with threads threads. */
+	unsigned long (*fds)(const struct fidx_source *src, unsigned threads);
+	void (*free)(struct fidx_source *src);
+};
+
+/* A source: its ops, then its own state (a backend's struct starts with this). */
+struct fidx_source {
+	const struct fidx_source_ops *ops;
+};
+
+/* Frees src through its ops.  NULL is allowed. */
+void fidx_source_free(struct fidx_source *src);
+
+/* The live filesystem's walk (fidx/walk.h) as a source. */
+struct fidx_walk_source_opts {
+	bool xdev;                    /* stay on each root's filesystem */
+	bool follow;                  /* follow symlinks */
+	bool no_stat;                 /* names, types and link targets only: no stat */
+	const char *const *excludes;  /* NULL-terminated glob list, or NULL (fidx_walk_opts) */
+};
+
+/*
+ * Makes the walk source with opts (copied; the excludes are borrowed and
+ * must outlive it).  Returns it, or NULL with err set (out of memory).
+ */
+struct fidx_source *fidx_walk_source_new(const struct fidx_walk_source_opts *opts,
+					 struct fidx_error *err);
+
+#endif /* FIDX_SOURCE_H */

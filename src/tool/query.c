@@ -1,0 +1,205 @@
+/*
+ * query.c - a database opened for a query, and its scans selected (query.h).
+ */
+#include "query.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+int fidx_query_db_arg(const char *arg, struct fidx_query_args *a)
+{
+	int kind = fidx_store_probe(arg, NULL);
+	if (a->db || (kind != FIDX_STORE_FIDX && kind != FIDX_STORE_FOREIGN))
+		return 0;
+	a->db = arg;
+	return 1;
+}
+
+/* The store's warning (a schema holding objects fidx did not create), told once. */
+static void warn(void *arg, const char *msg)
+{
+	(void)arg;
+	fidx_warn("%s", msg);
+}
+
+/*
+ * Parses "3" or "3,5,9" into ids (room for one per comma, plus one), each
+ * checked to be a scan of q.  Returns how many, or -1 after printing why.
+ */
+static ssize_t parse_ids(const struct fidx_query *q, const char *spec, int64_t *ids)
+{
+	const char *p = spec;
+	size_t n = 0;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long long id = strtoll(p, &end, 10);
+		if (errno || end == p || *p == '-' || *p == '+' || (*end && *end != ',') || id < 1) {
+			fidx_error("invalid --scan '%s': expected scan ids such as 3 or 3,5",
+				   fidx_quote(spec));
+			return -1;
+		}
+		if (!fidx_scan_list_find(&q->all, id)) {
+			fidx_error("database '%s' has no scan %lld ('fidx scans' lists them)",
+				   fidx_quote(q->path), id);
+			return -1;
+		}
+		ids[n++] = id;
+		if (!*end)
+			return (ssize_t)n;
+		p = end + 1;
+	}
+}
+
+/*
+ * Selects spec's scans (NULL: the default selection, for digests when not
+ * 0; every scan when every) and notes their ids and roots.  Returns 0, or
+ * -1 after printing why.
+ */
+static int select_scans(struct fidx_query *q, const char *spec, bool every, unsigned digests)
+{
+	struct fidx_error err;
+	int ret;
+	if (spec) {
+		size_t room = 1;
+		for (const char *c = spec; *c; c++)
+			room += *c == ',';
+		int64_t *ids = malloc(room * sizeof(*ids));
+		ssize_t n = ids ? parse_ids(q, spec, ids) : -1;
+		if (!ids)
+			fidx_error("out of memory");
+		ret = n < 0 ? -1 : fidx_select_ids(&q->all, ids, (size_t)n, q->path, &q->sel, &err);
+		free(ids);
+		if (n < 0)
+			return -1;
+	} else if (every) {
+		ret = fidx_select_ids(&q->all, NULL, 0, q->path, &q->sel, &err);
+	} else {
+		ret = fidx_select_default(&q->all, digests, &q->sel, &err);
+	}
+	if (ret < 0)
+		return fidx_error("%s", err.msg), -1;
+	free(q->ids);
+	free(q->roots);
+	q->nscans = q->sel.scans.n;
+	q->ids = malloc((q->nscans ? q->nscans : 1) * sizeof(*q->ids));
+	q->roots = malloc((q->nscans ? q->nscans : 1) * sizeof(*q->roots));
+	if (!q->ids || !q->roots) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < q->nscans; i++) {
+		q->ids[i] = q->sel.scans.rows[i].id;
+		q->roots[i] = q->sel.scans.rows[i].root ? q->sel.scans.rows[i].root : "";
+	}
+	if (q->nscans == 0 && !every) {
+		fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans;"
+			   " --scan ID reads one that is not complete)", fidx_quote(q->path));
+		return -1;
+	}
+	return 0;
+}
+
+/* Frees q (its store closed).  NULL is allowed. */
+static void query_free(struct fidx_query *q)
+{
+	if (!q)
+		return;
+	fidx_scan_list_free(&q->all);
+	fidx_selection_free(&q->sel);
+	free(q->ids);
+	free(q->roots);
+	free(q);
+}
+
+struct fidx_query *fidx_query_open(const struct fidx_query_args *a, struct fidx_error *err)
+{
+	struct fidx_error own;
+	struct fidx_query *q = calloc(1, sizeof(*q));
+
+	if (!err)
+		err = &own;
+	fidx_error_clear(err);
+	if (!q) {
+		fidx_fail_nomem(err);
+		fidx_error("out of memory");
+		return NULL;
+	}
+	q->path = fidx_db_name(a->db);
+	q->origin = fidx_db_origin(q->path);
+	struct fidx_store_opts opts = {.origin = q->origin, .warn = warn};
+	if (!(q->st = fidx_store_open(q->path, FIDX_STORE_READ, &opts, err)) ||
+	    fidx_store_scans(q->st, NULL, &q->all, err) < 0) {
+		if (err->msg[0])
+			fidx_error("%s", err->msg);
+		goto fail;
+	}
+	if (select_scans(q, a->scan, a->every_scan, a->digests) < 0)
+		goto fail;
+	for (size_t i = 0; !a->raw && i < q->nscans; i++)
+		if (q->sel.scans.rows[i].damage) {
+			fidx_query_damaged(q, q->sel.scans.rows[i].damage);
+			goto fail;
+		}
+	return q;
+fail:
+	fidx_store_close(q->st, NULL);
+	query_free(q);
+	return NULL;
+}
+
+int fidx_query_select_digests(struct fidx_query *q, const struct fidx_query_args *a,
+			      unsigned digests)
+{
+	if (a->scan || a->every_scan)
+		return 0;
+	if (select_scans(q, NULL, false, digests) < 0)
+		return -1;
+	for (size_t i = 0; !a->raw && i < q->nscans; i++)
+		if (q->sel.scans.rows[i].damage)
+			return fidx_query_damaged(q, q->sel.scans.rows[i].damage), -1;
+	return 0;
+}
+
+void fidx_query_rows(const struct fidx_query *q, uint64_t columns, enum fidx_rows_order order,
+		     struct fidx_rows_query *rq)
+{
+	*rq = (struct fidx_rows_query){
+		.scans = q->ids, .roots = q->roots, .nscans = q->nscans, .columns = columns,
+		.order = order, .hidden = q->sel.hidden, .nhidden = q->sel.nhidden,
+	};
+}
+
+int fidx_query_fail(const struct fidx_query *q, const struct fidx_error *err)
+{
+	(void)q;
+	if (err->msg[0])
+		fidx_error("%s", err->msg);
+	return 2;
+}
+
+int fidx_query_damaged(const struct fidx_query *q, const char *what)
+{
+	fidx_error("database '%s' is damaged: %s", fidx_quote(q->path), what);
+	return 2;
+}
+
+uint64_t fidx_query_count(const struct fidx_query *q, bool files)
+{
+	return fidx_store_count(q->st, q->ids, q->nscans, files);
+}
+
+int fidx_query_close(struct fidx_query *q)
+{
+	struct fidx_error err;
+	if (!q)
+		return 0;
+	int ret = fidx_store_close(q->st, &err);
+	if (ret < 0 && err.msg[0])
+		fidx_error("%s", err.msg);
+	query_free(q);
+	return ret;
+}
