@@ -178,14 +178,13 @@ int fidx_parse_options(int argc, char **argv, const struct fidx_option *options,
 		       const struct fidx_help *help)
 {
 	size_t n = count_options(options);
-	struct option *longopts = calloc(n + 2, sizeof(*longopts));
-	char *shortopts = malloc(3 * n + 4);
-	int c, ret = FIDX_PARSE_ERROR;
+	/* On the stack: parsing allocates nothing, so that out of memory is never a usage error. */
+	struct option longopts[FIDX_OPT_MAX + 2] = {{0}};
+	char shortopts[3 * FIDX_OPT_MAX + 4];
+	int c;
 
-	if (!longopts || !shortopts) {
-		fidx_error("out of memory");
-		goto out;
-	}
+	if (n > FIDX_OPT_MAX)
+		abort(); /* a table longer than FIDX_OPT_MAX: a bug of the command */
 	size_t k = 0;
 	shortopts[k++] = ':';
 	for (size_t i = 0; i < n; i++) {
@@ -209,12 +208,11 @@ int fidx_parse_options(int argc, char **argv, const struct fidx_option *options,
 					      : option_by_value(options, n, c);
 		if (c == 'h' && !o) {
 			fidx_options_help(stdout, options, help);
-			ret = FIDX_PARSE_HELP;
-			goto out;
+			return FIDX_PARSE_HELP;
 		}
 		if (!o) {
 			bad_option(help->command, c, argv, options, n);
-			goto out;
+			return FIDX_PARSE_ERROR;
 		}
 		switch (o->kind) {
 		case FIDX_OPT_KIND_FLAG:
@@ -225,17 +223,13 @@ int fidx_parse_options(int argc, char **argv, const struct fidx_option *options,
 			break;
 		case FIDX_OPT_KIND_CALL:
 			if (o->call(o->arg ? optarg : NULL, o->value) < 0)
-				goto out;
+				return FIDX_PARSE_ERROR;
 			break;
 		default:
 			break;
 		}
 	}
-	ret = optind;
-out:
-	free(longopts);
-	free(shortopts);
-	return ret;
+	return optind;
 }
 
 int fidx_jobs_arg(const char *arg, void *jobs)

@@ -49,6 +49,8 @@ struct fidx_option {
 	const char *help;      /* one paragraph; --help wraps it */
 };
 
+#define FIDX_OPT_MAX 64 /* options one table may hold (FIDX_OPT_END aside) */
+
 #define FIDX_OPT_FLAG(s, l, v, h) {FIDX_OPT_KIND_FLAG, (s), (l), NULL, (v), NULL, (h)}
 #define FIDX_OPT_STRING(s, l, a, v, h) {FIDX_OPT_KIND_STRING, (s), (l), (a), (v), NULL, (h)}
 #define FIDX_OPT_CALL(s, l, a, f, v, h) {FIDX_OPT_KIND_CALL, (s), (l), (a), (v), (f), (h)}
