@@ -409,6 +409,41 @@ static inline void set_digest(struct fidx_record *r, enum fidx_digest d)
 	r->digest_mask |= 1u << d;
 }
 
+/* The hostile path and link target of five_kinds(): a byte 0xff, a newline, a tab. */
+#define FIXTURE_WEIRD_PATH "/r/dir/a\xff\nb.tar.gz"
+#define FIXTURE_LINK_TARGET "../t\xfe\tget"
+
+/*
+ * Makes one record of each kind a scan of root "/r" writes, in r[0..4]: the
+ * root directory; a file at FIXTURE_WEIRD_PATH with every digest and a birth
+ * time; a symlink to FIXTURE_LINK_TARGET; an entry lstat could not read
+ * (EACCES, no metadata); a file with SHA-256, XXH3-128 and the error
+ * "changed during scan".  fidx_record_free() frees each.
+ */
+static inline void five_kinds(int64_t scan, struct fidx_record *r[5])
+{
+	static const char weird[] = FIXTURE_WEIRD_PATH;
+	static const char target[] = FIXTURE_LINK_TARGET;
+	r[0] = make_rec(scan, "/r", 2, 'd');
+	set_meta(r[0], S_IFDIR | 0755, 1, true);
+	r[1] = make_rec(scan, weird, sizeof(weird) - 1, 'f');
+	set_meta(r[1], S_IFREG | 0644, 2, true);
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		set_digest(r[1], d);
+	r[2] = make_rec(scan, "/r/dir/link", 11, 'l');
+	set_meta(r[2], S_IFLNK | 0777, 3, false);
+	r[2]->link_target = strdup(target);
+	assert_non_null(r[2]->link_target);
+	r[2]->link_len = sizeof(target) - 1;
+	r[3] = make_rec(scan, "/r/dir/secret", 13, 0);
+	assert_int_equal(fidx_record_set_error(r[3], "lstat", EACCES), 0);
+	r[4] = make_rec(scan, "/r/dir/big.bin", 14, 'f');
+	set_meta(r[4], S_IFREG | 0600, 4, false);
+	set_digest(r[4], FIDX_SHA256);
+	set_digest(r[4], FIDX_XXH128);
+	assert_int_equal(fidx_record_set_error(r[4], "changed during scan", 0), 0);
+}
+
 /*
  * A regular file record as reuse compares it (no path, no scan): device 8,
  * inode ino, size ino * 10, mtime ino ns, ctime ino + 1 ns; with SHA-256 and

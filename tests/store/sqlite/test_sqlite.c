@@ -244,31 +244,15 @@ static void assert_unchanged(const char *path, const char *before, size_t len)
 static void test_layout(void **state)
 {
 	struct fixture *f = *state;
-	static const char weird[] = "/r/dir/a\xff\nb.tar.gz";
-	static const char target[] = "../t\xfe\tget";
+	static const char weird[] = FIXTURE_WEIRD_PATH;
+	static const char target[] = FIXTURE_LINK_TARGET;
 	struct fidx_record *r[5];
 
 	struct fidx_store *st = must_open(f->db, FIDX_STORE_WRITE, 2);
 	int64_t scan = must_begin(st, "/r");
 	assert_int_equal(scan, 1);
 
-	r[0] = make_rec(scan, "/r", 2, 'd');
-	set_meta(r[0], S_IFDIR | 0755, 1, true);
-	r[1] = make_rec(scan, weird, sizeof(weird) - 1, 'f');
-	set_meta(r[1], S_IFREG | 0644, 2, true);
-	for (int d = 0; d < FIDX_NDIGESTS; d++)
-		set_digest(r[1], d);
-	r[2] = make_rec(scan, "/r/dir/link", 11, 'l');
-	set_meta(r[2], S_IFLNK | 0777, 3, false);
-	r[2]->link_target = strdup(target);
-	r[2]->link_len = sizeof(target) - 1;
-	r[3] = make_rec(scan, "/r/dir/secret", 13, 0);
-	assert_int_equal(fidx_record_set_error(r[3], "lstat", EACCES), 0);
-	r[4] = make_rec(scan, "/r/dir/big.bin", 14, 'f');
-	set_meta(r[4], S_IFREG | 0600, 4, false);
-	set_digest(r[4], FIDX_SHA256);
-	set_digest(r[4], FIDX_XXH128);
-	assert_int_equal(fidx_record_set_error(r[4], "changed during scan", 0), 0);
+	five_kinds(scan, r);
 	for (int i = 0; i < 5; i++)
 		must_add(st, r[i]);
 	must_end_complete(st, scan, 5);
