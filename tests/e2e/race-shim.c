@@ -1,6 +1,6 @@
 /*
  * race-shim.c - an LD_PRELOAD library that races fidx at the moment it opens
- * or first reads a file (tests/e2e/t_races.py, tests/e2e/t_hashio.py).
+ * or first reads a file (tests/e2e/t_races.py, t_hashio.py, t_terminal.py).
  *
  * It wraps the open family (open, open64, openat, openat64 and the
  * _FORTIFY_SOURCE entry points __open_2, __open64_2, __openat_2,
@@ -10,7 +10,11 @@
  *                       it vanished between the walk's stat and the hashing;
  *   "fidx-race-append"  once the real open succeeded, APPEND is appended to
  *                       the file through a second descriptor, as if a writer
- *                       grew it while fidx reads it.
+ *                       grew it while fidx reads it;
+ *   "fidx-race-hold"    the open waits until the file named by the variable
+ *                       FIDX_RACE_RELEASE exists (at most HOLD_MAX_S
+ *                       seconds), so that a test decides when a scan can end
+ *                       instead of guessing how long hashing takes.
  *
  * It also wraps read() (and its _FORTIFY_SOURCE entry point __read_chk).
  * After a read that returned data from a regular file whose name (the
@@ -42,14 +46,18 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DELETE_PREFIX "fidx-race-delete"
 #define APPEND_PREFIX "fidx-race-append"
 #define APPEND "appended while fidx reads\n"
+#define HOLD_PREFIX "fidx-race-hold"
+#define HOLD_MAX_S 120 /* a test that never releases fails by its timeout, not a hang */
 #define MODIFY_PREFIX "fidx-race-modify"
 #define TRUNCATE_PREFIX "fidx-race-truncate"
 #define MODIFY "MODIFIED WHILE FIDX READS"
@@ -106,9 +114,22 @@ static void *next(const char *name)
 	return fn;
 }
 
+/* Waits until the file FIDX_RACE_RELEASE names exists, or HOLD_MAX_S seconds. */
+static void hold(void)
+{
+	const char *release = getenv("FIDX_RACE_RELEASE");
+	struct timespec tick = {0, 10000000L};
+
+	for (int i = 0; release && i < HOLD_MAX_S * 100; i++) {
+		if (access(release, F_OK) == 0)
+			return;
+		nanosleep(&tick, NULL);
+	}
+}
+
 /*
  * Does the race asked for by name before the real open of (dirfd, path):
- * unlinks a "delete" file.  errno is preserved.
+ * unlinks a "delete" file, holds a "hold" one.  errno is preserved.
  */
 static void race_before(int dirfd, const char *path, int flags)
 {
@@ -116,6 +137,8 @@ static void race_before(int dirfd, const char *path, int flags)
 
 	if (is_read(flags) && starts_with(last_name(path), DELETE_PREFIX))
 		unlinkat(dirfd, path, 0);
+	if (is_read(flags) && starts_with(last_name(path), HOLD_PREFIX))
+		hold();
 	errno = saved;
 }
 
