@@ -4,7 +4,8 @@
 #                        include/fidx/walk.h) and build/examples/walk-count
 #   make run [DIR=...]   install deps, build, scan DIR (default /usr/share) into ./fidx.db
 #   make check           install deps, build with -Werror, run every test:
-#                        unit tests, the store conformance suite, end-to-end suite,
+#                        unit tests, the store conformance suite (on SQLite and on a
+#                        throwaway PostgreSQL server), end-to-end suite,
 #                        the same under ASan+UBSan, the threaded core under TSan
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
@@ -28,7 +29,8 @@
 #   src/core/          build/libfidx-core.a   the engine: never prints, never exits
 #   src/store/         build/libfidx-store.a  the store API and its backends
 #                                             (src/store/sqlite/, with build/gen/schema_objects.c
-#                                             written at build time by its schema-objects tool)
+#                                             written at build time by its schema-objects tool;
+#                                             src/store/postgres/, libpq)
 #   src/tool/          build/libfidx-tool.a   the command line: options, output, formats
 #   src/tool/builtin/                         one file per command, linked into build/fidx
 #
@@ -43,32 +45,36 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 # Debian's python3, which has the python3-xxhash module the tests use.
 PYTHON    ?= /usr/bin/python3
-PKGS      := sqlite3 libcrypto libxxhash
+PKGS      := sqlite3 libpq libcrypto libxxhash
 
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
+PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null)
 CRYPTO_CFLAGS = $(shell pkg-config --cflags libcrypto libxxhash 2>/dev/null)
 BASE_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE -DFIDX_VERSION='"$(VERSION)"' \
 	      $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
 
 # What each layer may include: its own headers and those of the layers it
-# stands on.  Only the SQLite backend sees <sqlite3.h>'s folder (and
-# tests/layers/run checks that no other file names it).
+# stands on.  Only the SQLite backend sees <sqlite3.h>'s folder, only the
+# PostgreSQL backend <libpq-fe.h>'s (and tests/layers/run checks that no
+# other file names them).
 LIB_INC    := -Iinclude -Isrc/lib
 CORE_INC   := $(LIB_INC) -Isrc/core -Isrc/store
 TOOL_INC   := $(CORE_INC) -Isrc/tool
 SQLITE_INC := $(CORE_INC) -Isrc/store/sqlite
+PQ_INC     := $(CORE_INC) -Isrc/store/postgres
 $(BUILD)/obj/lib/%.o: LAYER_CFLAGS = $(LIB_INC)
 $(BUILD)/obj/core/%.o: LAYER_CFLAGS = $(CORE_INC) $(CRYPTO_CFLAGS)
 $(BUILD)/obj/store/%.o: LAYER_CFLAGS = $(CORE_INC)
 $(BUILD)/obj/store/sqlite/%.o $(BUILD)/obj/gen/%.o: LAYER_CFLAGS = $(SQLITE_INC) $(SQLITE_CFLAGS)
+$(BUILD)/obj/store/postgres/%.o: LAYER_CFLAGS = $(PQ_INC) $(PQ_CFLAGS)
 $(BUILD)/obj/tool/%.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS)
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
 CORE_OBJS    := $(call obj,$(sort $(wildcard src/core/*.c)))
-STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) \
+STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) $(wildcard src/store/postgres/*.c) \
 		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
 		$(BUILD)/obj/gen/schema_objects.o
 TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c))))
@@ -94,7 +100,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
+.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -208,8 +214,15 @@ library:
 layers: $(BUILD)/fidx $(BUILD)/libfidx.a
 	tests/layers/run $(BUILD) $(EXTRA_LDFLAGS)
 
+# The PostgreSQL store: the server harness's own checks, then the store
+# conformance suite against a throwaway server (tests/pg/with-server).
+pg: $(BUILD)/tests/store/test_store $(BUILD)/tests/store/test_seal
+	$(PYTHON) tests/pg/t_pgserver.py
+	tests/pg/with-server env FIDX_TEST_STORE=postgresql $(BUILD)/tests/store/test_store
+	tests/pg/with-server env FIDX_TEST_STORE=postgresql $(BUILD)/tests/store/test_seal
+
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit e2e library
+	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit pg e2e library
 	@echo "== threaded core under TSan"
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \

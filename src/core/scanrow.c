@@ -101,6 +101,100 @@ bad:
 	return NULL;
 }
 
+/* Skips JSON white space. */
+static const char *json_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/*
+ * Returns the end of the JSON value at p (a string, number, literal, array or
+ * object, nested arrays and objects skipped whole), or NULL when it is none.
+ */
+static const char *json_skip(const char *p)
+{
+	if (*p == '"') {
+		for (p++; *p && *p != '"'; p++)
+			if (*p == '\\' && !*++p)
+				return NULL;
+		return *p ? p + 1 : NULL;
+	}
+	if (*p == '[' || *p == '{') {
+		char close = *p == '[' ? ']' : '}';
+		p = json_space(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (close == '}') {
+				if (*p != '"' || !(p = json_skip(p)))
+					return NULL;
+				p = json_space(p);
+				if (*p++ != ':')
+					return NULL;
+				p = json_space(p);
+			}
+			if (!(p = json_skip(p)))
+				return NULL;
+			p = json_space(p);
+			if (*p == close)
+				return p + 1;
+			if (*p++ != ',')
+				return NULL;
+			p = json_space(p);
+		}
+	}
+	const char *start = p;
+	while (*p && strchr("+-.0123456789eEtruefalsn", *p))
+		p++;
+	return p > start ? p : NULL;
+}
+
+int fidx_scan_row_read_options(struct fidx_scan_row *row)
+{
+	row->opt_stat = -1;
+	const char *p = row->options ? json_space(row->options) : NULL;
+	if (!p || *p++ != '{')
+		return 0;
+	for (p = json_space(p); *p == '"';) {
+		const char *key = p, *value, *end;
+		if (!(p = json_skip(p)))
+			return 0;
+		size_t klen = (size_t)(p - key);
+		p = json_space(p);
+		if (*p++ != ':')
+			return 0;
+		value = json_space(p);
+		if (!(end = json_skip(value)))
+			return 0;
+#define KEY(k) (klen == sizeof(k) + 1 && memcmp(key + 1, k, sizeof(k) - 1) == 0)
+		bool yes = strncmp(value, "true", 4) == 0;
+		if (KEY("xdev"))
+			row->opt_xdev = yes;
+		else if (KEY("follow"))
+			row->opt_follow = yes;
+		else if (KEY("stat"))
+			row->opt_stat = yes;
+		else if ((KEY("hash") || KEY("database")) && *value == '"') {
+			char **dst = KEY("hash") ? &row->opt_hash : &row->opt_database;
+			const char *v = value;
+			free(*dst);
+			*dst = json_string_decode(&v); /* NULL: not a string fidx wrote */
+		} else if (KEY("exclude") && *value == '[') {
+			free(row->opt_exclude);
+			if (!(row->opt_exclude = strndup(value, (size_t)(end - value))))
+				return -1;
+		}
+#undef KEY
+		p = json_space(end);
+		if (*p != ',')
+			break;
+		p = json_space(p + 1);
+	}
+	return 0;
+}
+
 /*
  * Decodes the JSON array of strings in text (as the store read "exclude")
  * into shape->excludes.  Returns 0, or -1 when it is not one.

@@ -138,6 +138,16 @@ bool fidx_scan_shape_eq(const struct fidx_scan_shape *a, const struct fidx_scan_
 void fidx_scan_shape_free(struct fidx_scan_shape *shape);
 
 /*
+ * Fills the opt_* fields of row from row->options, for a store that cannot
+ * ask its database to read JSON: "hash" and "database" decoded, "exclude"
+ * as the text of its array, the booleans as 1 or 0 ("stat" -1 when absent).
+ * Options that are not a JSON object leave them unset (NULL, 0, -1), a
+ * value that is not what fidx writes leaves its field unset.  Returns 0, or
+ * -1 when out of memory.
+ */
+int fidx_scan_row_read_options(struct fidx_scan_row *row);
+
+/*
  * Copies src into *dst (every string duplicated).  Returns 0, or -1 with
  * err set when out of memory (dst then holds nothing to free).
  */

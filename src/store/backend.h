@@ -2,7 +2,7 @@
  * backend.h - what a store backend implements: the ops table behind store.h.
  *
  * store.c is the only caller of these functions; everything else calls
- * store.h.  A backend is one folder under src/store/ (sqlite/ today) with
+ * store.h.  A backend is one folder under src/store/ (sqlite/, postgres/) with
  * one `const struct fidx_store_ops` and one entry in store.c's list of
  * backends.  Its objects embed the bases below as their first member, so
  * that store.c can hand them back:
@@ -53,6 +53,7 @@ struct fidx_store_ops {
 	int (*close)(struct fidx_store *st, struct fidx_error *err);
 	const char *(*name_of)(const struct fidx_store *st);
 	const char *const *(*files)(const struct fidx_store *st);
+	/* Scratch databases are local files: only the last backend (SQLite) has these. */
 	char *(*scratch_new)(const char *prefix, struct fidx_error *err);
 	void (*scratch_remove)(const char *name);
 
@@ -100,6 +101,7 @@ struct fidx_store_ops {
 };
 
 /* The backends (one per folder of src/store/). */
+extern const struct fidx_store_ops fidx_store_postgres;
 extern const struct fidx_store_ops fidx_store_sqlite;
 
 #endif /* FIDX_STORE_BACKEND_H */

@@ -15,6 +15,7 @@
 
 /* Every backend, the one that claims any target last. */
 static const struct fidx_store_ops *const backends[] = {
+	&fidx_store_postgres,
 	&fidx_store_sqlite,
 };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -77,7 +78,7 @@ char *fidx_store_scratch_new(const char *prefix, struct fidx_error *err)
 
 void fidx_store_scratch_remove(const char *name)
 {
-	backend_of(name)->scratch_remove(name);
+	backends[NBACKENDS - 1]->scratch_remove(name);
 }
 
 int64_t fidx_store_begin_scan(struct fidx_store *st, const struct fidx_scan_info *info,

@@ -8,6 +8,7 @@
  */
 #include "export.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "diag.h"
@@ -126,15 +127,30 @@ void export_put_perms(FILE *out, char type_letter, uint32_t mode)
 	export_put(out, b, 10);
 }
 
-/* Writes "fidx" and the arguments of ctx, each through put. */
+/*
+ * Writes "fidx" and the arguments of ctx, each through put, the database as
+ * the store names it (a server's password is not written down).
+ */
 void export_put_command(FILE *out, const struct export_ctx *ctx,
 			void (*put)(FILE *out, const char *s))
 {
 	/* argv[0] is the subcommand's name: the program's comes first. */
 	export_puts(out, "fidx");
 	for (int i = 0; i < ctx->argc; i++) {
+		const char *a = ctx->argv[i], *db = ctx->db_arg;
 		putc_unlocked(' ', out);
-		put(out, ctx->argv[i]);
+		if (!db || !ctx->db_shown || db < a || db > a + strlen(a)) {
+			put(out, a);
+			continue;
+		}
+		/* "--db=TARGET" or "TARGET": what comes before it, then the name. */
+		char *arg = NULL;
+		if (asprintf(&arg, "%.*s%s", (int)(db - a), a, ctx->db_shown) < 0) {
+			put(out, "?");
+			continue;
+		}
+		put(out, arg);
+		free(arg);
 	}
 }
 

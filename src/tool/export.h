@@ -49,6 +49,8 @@ struct export_ctx {
 	bool excel_safe;              /* csv: --excel-safe */
 	int argc;                     /* the command line, for the provenance */
 	char **argv;                  /*   lines of hashdeep and DFXML */
+	const char *db_arg;           /* the database as argv gives it (NULL: not there), */
+	const char *db_shown;         /*   and as the store names it (no password) */
 	uint64_t no_digest;           /* rows left out: a regular file without
 					 the digest the format needs */
 	uint64_t bad_name;            /* rows left out: a name the format

@@ -99,9 +99,10 @@ struct fidx_query_args {
 
 /* --db FILE, as the query commands take it. */
 #define FIDX_OPT_DB(qa)                                                                        \
-	FIDX_OPT_STRING(0, "db", "FILE", &(qa)->db,                                              \
-			"the database (default $FIDX_DB, else ./fidx.db); the first argument "   \
-			"names it too when it is a SQLite file")
+	FIDX_OPT_STRING(0, "db", "DB", &(qa)->db,                                                \
+			"the database: a SQLite file or a PostgreSQL URI or conninfo (default "  \
+			"$FIDX_DB, else ./fidx.db); the first argument names it too when it is " \
+			"a SQLite file")
 /* --scan ID[,ID...], as the query commands take it. */
 #define FIDX_OPT_SCAN(qa)                                                                      \
 	FIDX_OPT_STRING(0, "scan", "ID", &(qa)->scan,                                            \

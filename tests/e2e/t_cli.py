@@ -407,7 +407,7 @@ def check_fidx_db(chk, top):
 				    b"'%s' (from FIDX_DB)" % missing in res.err, repr(res))
 		help_text = run_fidx(cmd, "--help").out
 		chk.ok("FIDX_DB: %s --help names it on the --db line" % cmd,
-		       re.search(rb"--db FILE +[^\n]*\$FIDX_DB", help_text) is not None,
+		       re.search(rb"--db DB +(?:[^\n]|\n {20,})*\$FIDX_DB", help_text) is not None,
 		       lib.short(help_text))
 	# a first argument that is a database wins over FIDX_DB
 	want = run_fidx("find", b"fidx.db", "sub", cwd=elsewhere)

@@ -162,14 +162,17 @@ static inline int fixture_teardown(void **state)
  * The store under test in the conformance suite (tests/store/).  A target is
  * what fidx_store_open() is given: each test gets a fresh one, where no
  * database is yet, from target_new(), and gives it back to target_drop().
- * Nothing else knows what a target is.  $FIDX_TEST_STORE names the backend
- * ("sqlite", the default: a path in a new temporary folder); another backend
- * plugs in here, making a fresh database per test and naming it as
- * fidx_store_open() expects.
+ * Nothing else knows what a target is.  $FIDX_TEST_STORE names the backend:
+ *
+ *   sqlite       (the default) a path in a new temporary folder
+ *   postgresql   a new database on the server of $FIDX_TEST_PG_ADMIN (a
+ *                conninfo string of a role that may create databases, as
+ *                tests/pg/with-server sets it), made and dropped with psql
  */
 struct target {
-	char name[FIXTURE_PATH_MAX];  /* what fidx_store_open() is given */
+	char name[2048];              /* what fidx_store_open() is given */
 	char dir[FIXTURE_DIR_MAX];    /* sqlite: the temporary folder that holds it */
+	char db[64];                  /* postgresql: the database made for the test */
 };
 
 /* The backend under test ($FIDX_TEST_STORE, "sqlite" when unset). */
@@ -179,9 +182,39 @@ static inline const char *target_backend(void)
 	return b && *b ? b : "sqlite";
 }
 
+/* Runs SQL (no quotes in it) through psql on the server of $FIDX_TEST_PG_ADMIN; 0, or -1 said. */
+static inline int target_psql(const char *sql)
+{
+	const char *conninfo = getenv("FIDX_TEST_PG_ADMIN");
+	char cmd[512];
+	if (!conninfo || !*conninfo) {
+		print_error("FIDX_TEST_STORE=postgresql needs FIDX_TEST_PG_ADMIN"
+			    " (tests/pg/with-server)\n");
+		return -1;
+	}
+	/* The conninfo goes through the environment, never the command line. */
+	snprintf(cmd, sizeof(cmd),
+		 "psql -X -q -v ON_ERROR_STOP=1 -d \"$FIDX_TEST_PG_ADMIN\" -c '%s'", sql);
+	if (system(cmd) != 0) {
+		print_error("psql failed: %s\n", sql);
+		return -1;
+	}
+	return 0;
+}
+
 /* Makes a fresh target in *t; 0, or -1 said (a setup failure). */
 static inline int target_new(struct target *t)
 {
+	static unsigned made;
+	if (strcmp(target_backend(), "postgresql") == 0) {
+		char sql[128];
+		snprintf(t->db, sizeof(t->db), "fidx_conformance_%d_%u", (int)getpid(), ++made);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", t->db);
+		if (target_psql(sql) < 0)
+			return -1;
+		snprintf(t->name, sizeof(t->name), "%s dbname=%s", getenv("FIDX_TEST_PG_ADMIN"), t->db);
+		return 0;
+	}
 	if (strcmp(target_backend(), "sqlite") != 0) {
 		print_error("FIDX_TEST_STORE=%s: no target maker for it in %s\n", target_backend(),
 			    __FILE__);
@@ -196,6 +229,11 @@ static inline int target_new(struct target *t)
 /* Drops the target and whatever the store kept for it; 0, or -1. */
 static inline int target_drop(struct target *t)
 {
+	if (t->db[0]) {
+		char sql[128];
+		snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", t->db);
+		return target_psql(sql);
+	}
 	return tmpdir_remove(t->dir);
 }
 

@@ -89,9 +89,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	unsigned ignore = 0;
 	bool atime = false;
 	struct fidx_option options[] = {
-		FIDX_OPT_STRING(0, "db", "FILE", &a->qa.db,
-				"the database (default $FIDX_DB, else ./fidx.db), as the first argument"
-				" may name it"),
+		FIDX_OPT_STRING(0, "db", "DB", &a->qa.db,
+				"the database: a SQLite file or a PostgreSQL URI or conninfo (default"
+				" $FIDX_DB, else ./fidx.db), as the first argument may name it"),
 		FIDX_OPT_OUTPUT(&a->qa),
 		FIDX_OPT_DIFF(&a->po.verbose, &ignore, &atime),
 		FIDX_OPT_FLAG(0, "update", &a->update,

@@ -185,9 +185,9 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 	int64_t ids[2];
 	int nids = 0, status = FIDX_DIFF_EXIT_USAGE;
 	struct fidx_option options[] = {
-		FIDX_OPT_STRING(0, "db", "FILE", &qa.db,
-				"the database (default $FIDX_DB, else ./fidx.db), as the first argument"
-				" may name it"),
+		FIDX_OPT_STRING(0, "db", "DB", &qa.db,
+				"the database: a SQLite file or a PostgreSQL URI or conninfo (default"
+				" $FIDX_DB, else ./fidx.db), as the first argument may name it"),
 		FIDX_OPT_OUTPUT(&qa),
 		FIDX_OPT_DIFF(&po.verbose, &ignore, &atime),
 		FIDX_OPT_FLAG('q', "quiet", &quiet, "no counts on stderr"),

@@ -319,6 +319,8 @@ int cmd_export(int argc, char **argv, const struct fidx_command *cmd)
 	if (!q)
 		return 2;
 	ctx.q = q;
+	ctx.db_arg = qa.db;
+	ctx.db_shown = fidx_store_name(q->st);
 	ctx.digests = common_digests(q);
 	int status = 2;
 	if (o.path && strcmp(o.path, "-") != 0 && output_open(&o, fidx_store_files(q->st)) < 0)

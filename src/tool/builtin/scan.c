@@ -405,8 +405,9 @@ struct scan_args {
 static int parse_args(int argc, char **argv, struct scan_args *a)
 {
 	struct fidx_option options[] = {
-		FIDX_OPT_STRING('o', "db", "FILE", &a->db,
-				"database to add the scan to (default $FIDX_DB, else ./fidx.db)"),
+		FIDX_OPT_STRING('o', "db", "DB", &a->db,
+				"database to add the scan to: a SQLite file or a PostgreSQL URI or"
+				" conninfo (default $FIDX_DB, else ./fidx.db)"),
 		FIDX_OPT_STRING(0, "hash", "LIST", &a->hash,
 				"digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256; with"
 				" -i md5,sha256)"),
@@ -462,6 +463,7 @@ static int parse_args(int argc, char **argv, struct scan_args *a)
 struct scan_job {
 	struct scan_args a;
 	const char *db, *origin;   /* the database, and where its name came from */
+	char *shown;               /* the database as the store names it (no password) */
 	const char *hash;          /* the --hash list in force */
 	unsigned digests, jobs;
 	enum fidx_io_mode io;
@@ -678,15 +680,15 @@ out:
  * exit status. */
 static int report(const struct scan_job *j, struct fidx_scan_result *result)
 {
-	print_summary(result, j->db, j->nroots, j->roots[0], j->digests != 0);
+	print_summary(result, j->shown, j->nroots, j->roots[0], j->digests != 0);
 	if (result->index_error.code)
 		fidx_warn("%s; the scan is whole and sealed, queries of it are slower until a later"
 			  " scan into the database builds its indexes", result->index_error.msg);
 	if (j->error_list)
 		print_errors(j->error_list);
 	if (result->interrupted)
-		print_resume_hint(result, j->db, j->roots, j->nroots);
-	if (summary_lost(result, j->db))
+		print_resume_hint(result, j->shown, j->roots, j->nroots);
+	if (summary_lost(result, j->shown))
 		return 2;
 	return result->interrupted ? 130 : result->errors ? 1 : 0;
 }
@@ -729,12 +731,17 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 		fidx_error("cannot make a temporary file for --errors: %s", strerror(errno));
 		goto out;
 	}
-	if (j.a.resume && !j.resume_root && access(j.db, F_OK) != 0) {
+	int kind = j.a.resume && !j.resume_root ? fidx_store_probe(j.db, NULL) : FIDX_STORE_FIDX;
+	if (kind == FIDX_STORE_NONE || (kind < 0 && errno == ENOENT)) {
 		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(j.db), j.origin);
 		goto out;
 	}
 	if (!(st = fidx_store_open(j.db, FIDX_STORE_WRITE, NULL, &err))) {
 		fidx_error("%s%s", err.msg, j.origin);
+		goto out;
+	}
+	if (!(j.shown = strdup(fidx_store_name(st)))) {
+		fidx_error("out of memory");
 		goto out;
 	}
 	if (make_plan(st, j.db, j.roots, j.nroots, j.a.resume, j.a.rehash, j.digests, j.error_list,
@@ -757,6 +764,7 @@ out:
 	free(j.roots);
 	free(j.a.excludes);
 	free(j.choice.root);
+	free(j.shown);
 	free(result.scan_ids);
 	free(result.seals);
 	plan_free(&plan, j.nroots);

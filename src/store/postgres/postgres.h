@@ -1,0 +1,266 @@
+/*
+ * postgres.h - what the files of the PostgreSQL backend share: the store, its
+ * connection, the SQL helpers.  Nothing outside src/store/postgres/ includes
+ * it (or <libpq-fe.h>).
+ *
+ *     postgres.c     the ops table; targets, connecting, opening, the schema
+ *     write.c        scans begun, resumed and ended; rows streamed with COPY
+ *     read.c         scan rows, row iterators (cursors), rows by id, paths
+ *     seal.c         row hashes kept, seals written and verified
+ *
+ * A target is a libpq URI (postgresql://...) or a conninfo string
+ * ("host=... dbname=..."); libpq's PG* variables fill what it leaves out.
+ * fidx keeps everything in the schema `fidx` of that database
+ * (docs/SCHEMA.md, "PostgreSQL"): the columns of the SQLite tables, each
+ * integer a bigint and each text or blob a bytea (so that every byte of a
+ * name round-trips), the file rows keyed by their host, scans by a UUID.
+ *
+ * Every statement is sent with its values as parameters (binary, never
+ * spliced into SQL text), and results are read in binary: a bigint is 8
+ * bytes in network order, a bytea its bytes.
+ *
+ * Writing: file rows go to the server with COPY ... FROM STDIN in binary,
+ * one COPY and one transaction per batch; the seal of each scan is computed
+ * as its rows are added (the lines are the values sent), and the row hashes
+ * of a batch are kept in one row of fidx.seal_batch in the same transaction.
+ * Reading: iterators are cursors, in a transaction begun for them (READ
+ * ONLY in a READ store) that the last one closed commits, so each query sees
+ * what was committed when it began; fidx_store_snapshot() begins one
+ * REPEATABLE READ transaction that lasts until close, so every query sees
+ * one moment.
+ */
+#ifndef FIDX_STORE_POSTGRES_H
+#define FIDX_STORE_POSTGRES_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* File ids per nextval('fidx.file_id'): its INCREMENT BY (write.c). */
+#define PG_ID_BLOCK 1048576
+
+/* The most parameters a statement of this backend takes. */
+#define PG_MAX_PARAMS 24
+
+/* A scan this store is writing (begun or resumed, not yet ended). */
+struct pg_scan {
+	int64_t id;                 /* scan.id */
+	int64_t host_id;            /* host.id of its host */
+	int64_t ran_before_ns;      /* run_ns of its earlier runs (a resumed scan) */
+	int64_t started_mono;       /* this run's start, fidx_monotonic_ns() */
+	struct fidx_seal_sum *sum;  /* its running seal; NULL when it must be read back */
+	/* The row hashes of the open batch (fidx.seal_batch): ids, then hashes. */
+	uint8_t *ids, *hashes;
+	size_t nhashes, caphashes;
+};
+
+/* A PostgreSQL store. */
+struct pg_store {
+	struct fidx_store base;
+	PGconn *conn;
+	char *target;               /* as given to open */
+	char *name;                 /* for messages: the target without its password */
+	char *origin;               /* said after the name in messages */
+	bool in_txn;                /* a transaction is open */
+	bool has_schema;            /* the schema fidx exists in the database */
+	/* WRITE. */
+	bool begun;                 /* a scan was begun or resumed */
+	unsigned batch_rows;        /* rows per transaction */
+	unsigned pending;           /* rows sent in the open transaction */
+	bool in_copy;               /* a COPY of file rows is open */
+	char *copy;                 /* COPY data not yet sent */
+	size_t ncopy, capcopy;
+	int64_t next_id, end_id;    /* the block of file ids reserved, [next, end) */
+	struct pg_scan *scans;      /* the scans being written */
+	size_t nscans, capscans;
+	struct fidx_seal_lines *lines; /* the line maker of the seals */
+	/* Reading. */
+	unsigned cursors;           /* cursors made: each gets a name of its own */
+	unsigned ncursors;          /* cursors open */
+	bool cursor_txn;            /* the open transaction was begun for the cursors */
+	PGresult *by_id;            /* the result fidx_store_row() read last */
+	struct pg_reader *by_id_reader; /* ... and how it was read (read.c) */
+};
+
+/* The store st is. */
+static inline struct pg_store *pg_of(struct fidx_store *st)
+{
+	return (struct pg_store *)st;
+}
+
+/* Parameters of a statement, in binary. */
+struct pg_params {
+	int n;
+	const char *values[PG_MAX_PARAMS];
+	int lengths[PG_MAX_PARAMS];
+	int formats[PG_MAX_PARAMS];
+	Oid types[PG_MAX_PARAMS];
+	char ints[PG_MAX_PARAMS][8];
+};
+
+/* Adds a bigint parameter. */
+void pg_param_int(struct pg_params *p, int64_t v);
+
+/* Adds a bytea parameter of the n bytes at v (NULL: SQL NULL). */
+void pg_param_bytes(struct pg_params *p, const void *v, size_t n);
+
+/* Adds a bytea parameter of the string s (NULL: SQL NULL). */
+void pg_param_str(struct pg_params *p, const char *s);
+
+/* Adds a NULL parameter of type (20: bigint, 17: bytea). */
+void pg_param_null(struct pg_params *p, Oid type);
+
+/* The type of the bigint and bytea parameters and columns. */
+#define PG_INT8 20
+#define PG_BYTEA 17
+
+/* Writes v as 8 bytes in network order. */
+void pg_put64(void *dst, int64_t v);
+
+/* Reads 8 bytes in network order. */
+int64_t pg_get64(const void *src);
+
+/*
+ * Runs sql with params (NULL: none), results in binary.  Returns the result
+ * (PGRES_COMMAND_OK or PGRES_TUPLES_OK), or NULL with err set ("cannot
+ * <verb> database 'x': <the server's reason>").
+ */
+PGresult *pg_exec(struct pg_store *st, const char *sql, const struct pg_params *params,
+		  const char *verb, struct fidx_error *err);
+
+/* pg_exec() of a statement whose result is not needed.  Returns 0, or -1 with err set. */
+int pg_run(struct pg_store *st, const char *sql, const struct pg_params *params,
+	   const char *verb, struct fidx_error *err);
+
+/*
+ * Fills err with "cannot <verb> database 'x': why" (why: the connection's
+ * last error, first line, when NULL).  Returns -1.
+ */
+int pg_fail(struct pg_store *st, struct fidx_error *err, const char *verb, const char *why);
+
+/*
+ * The first line of a message of the server or libpq into buf, without
+ * "ERROR:  " or "FATAL:  " and its line end.  Returns buf ("unknown error"
+ * for none).
+ */
+const char *pg_first_line(const char *msg, char *buf, size_t size);
+
+/* Bigint column c of row r of res (0 when NULL). */
+int64_t pg_int(const PGresult *res, int r, int c);
+
+/* Begins a transaction unless one is open.  Returns 0, or -1 with err set. */
+int pg_begin(struct pg_store *st, struct fidx_error *err);
+
+/* Commits the open transaction.  Returns 0, or -1 with err set (then rolled back). */
+int pg_commit(struct pg_store *st, struct fidx_error *err);
+
+/* Rolls back the open transaction (and any COPY), forgetting the running seals. */
+void pg_rollback(struct pg_store *st);
+
+/*
+ * Makes the schema fidx unless there is one (another process may have made
+ * it meanwhile), in the open transaction.  Returns 0, or -1 with err set.
+ */
+int pg_make_schema(struct pg_store *st, struct fidx_error *err);
+
+/* A cursor: the rows of one query, fetched in batches. */
+struct pg_cursor {
+	char name[32];
+};
+
+/*
+ * Declares cursor c of sql (with params) in the open transaction, or in
+ * one it begins for the cursors (pending rows of a WRITE store are
+ * committed first), which the last of them to close commits.  Returns 0,
+ * or -1 with err set.
+ */
+int pg_cursor_open(struct pg_store *st, struct pg_cursor *c, const char *sql,
+		   const struct pg_params *params, struct fidx_error *err);
+
+/* Fetches the next n rows of c (binary).  Returns them (none at the end), or NULL with err set. */
+PGresult *pg_cursor_fetch(struct pg_store *st, struct pg_cursor *c, int n, struct fidx_error *err);
+
+/* Closes c (and the transaction it began). */
+void pg_cursor_close(struct pg_store *st, struct pg_cursor *c);
+
+/* ---- write.c ---- */
+
+/* Frees what writing holds (rolls back an open batch). */
+void pg_write_close(struct pg_store *st);
+
+int64_t pg_begin_scan(struct fidx_store *st, const struct fidx_scan_info *info,
+		      struct fidx_error *err);
+int pg_claim_scan(struct fidx_store *st, int64_t scan_id, int64_t seen_pid,
+		  struct fidx_error *err);
+int pg_resume_scan(struct fidx_store *st, int64_t scan_id, struct fidx_scan_totals *so_far,
+		   struct fidx_error *err);
+int pg_add(struct fidx_store *st, const struct fidx_record *rec, struct fidx_error *err);
+unsigned pg_pending(const struct fidx_store *st);
+int pg_flush(struct fidx_store *st, struct fidx_error *err);
+int pg_end_scan(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_totals *totals,
+		uint8_t *seal, struct fidx_error *err);
+int pg_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
+	    struct fidx_error *err);
+int pg_build_indexes(struct fidx_store *st, struct fidx_error *err);
+int pg_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size_t n,
+		   struct fidx_error *err);
+
+/* ---- read.c ---- */
+
+int pg_scans(struct fidx_store *st, const struct fidx_scan_filter *f,
+	     struct fidx_scan_list *out, struct fidx_error *err);
+struct fidx_rows *pg_rows(struct fidx_store *st, const struct fidx_rows_query *q,
+			  struct fidx_error *err);
+int pg_rows_next(struct fidx_rows *it, const struct fidx_row **row, struct fidx_error *err);
+void pg_rows_close(struct fidx_rows *it);
+int pg_row(struct fidx_store *st, const struct fidx_rows_query *q, int64_t id,
+	   const struct fidx_row **row, struct fidx_error *err);
+struct fidx_paths *pg_paths(struct fidx_store *st, int64_t scan, const char *root,
+			    const struct fidx_findpat_literal *lit, size_t nlit,
+			    struct fidx_error *err);
+int pg_paths_next(struct fidx_paths *it, const struct fidx_row **entry, struct fidx_error *err);
+int pg_paths_row(struct fidx_paths *it, uint64_t columns, const struct fidx_row **row,
+		 struct fidx_error *err);
+void pg_paths_close(struct fidx_paths *it);
+int pg_snapshot(struct fidx_store *st, struct fidx_error *err);
+uint64_t pg_count(struct fidx_store *st, const int64_t *scans, size_t n, bool files);
+
+/* ---- seal.c ---- */
+
+/*
+ * The select list of a file row's seal fields, in line order (the columns
+ * of fidx_seal_file_columns[], with the table alias f).
+ */
+const char *pg_seal_columns(void);
+
+/*
+ * Sets f[0..FIDX_SEAL_FILE_FIELDS) to the fields of row r of res, whose
+ * columns from col on are pg_seal_columns()'s.
+ */
+void pg_seal_fields(const PGresult *res, int r, int col, struct fidx_seal_field *f);
+
+/*
+ * Keeps the row hash of the line made last (st->lines) for file id of scan
+ * c, and adds the line to c's seal when it is being computed.  Returns 0,
+ * or -1 with err set.
+ */
+int pg_seal_row(struct pg_store *st, struct pg_scan *c, int64_t id, struct fidx_error *err);
+
+/* Writes the row hashes kept for each scan into fidx.seal_batch.  Returns 0, or -1 with err set. */
+int pg_seal_put(struct pg_store *st, struct fidx_error *err);
+
+/*
+ * Seals complete scan scan_id in the open transaction (its running seal,
+ * or its rows read back in id order, and the scan row's line), writing
+ * scan.seal and copying it into seal.  Returns 0, or -1 with err set.
+ */
+int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
+		 struct fidx_error *err);
+
+int pg_verify(struct fidx_store *st, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
+	      struct fidx_seal_result *r, struct fidx_error *err);
+
+#endif /* FIDX_STORE_POSTGRES_H */

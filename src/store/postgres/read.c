@@ -1,0 +1,609 @@
+/*
+ * read.c - reading PostgreSQL: scan rows, row iterators, rows by id, find's
+ * paths, counts.
+ *
+ * An iterator is a cursor fetched FETCH_ROWS rows at a time (binary).  Every row is checked before it is
+ * handed out, as the SQLite backend checks its rows (store.h): the columns
+ * are typed here (a bigint is always an integer), so what can be wrong is a
+ * text holding a NUL byte, a path not absolute or not below its scan's
+ * root, a type that is not one of the letters, a digest of the wrong length,
+ * half of a time's two forms.  The filters of a query run in the server but
+ * the hidden trees, which are left out here, before the check.
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "row.h"
+#include "scanrow.h"
+#include "select.h"
+
+#define FETCH_ROWS 5000
+
+/* How the columns of a SELECT are read into a struct fidx_row. */
+struct pg_reader {
+	uint64_t columns;               /* FIDX_COLUMN() bits read, id and scan_id among them */
+	const int64_t *scans;           /* the scans read, and their roots (NULL: unchecked) */
+	const char *const *roots;
+	size_t nscans;
+	bool later;                     /* file_digest's columns are read (joined as d) */
+	struct fidx_row row;            /* the row read last */
+};
+
+/* The select list of the reader's columns into buf (f the file table, d file_digest). */
+static const char *select_list(struct pg_reader *rd, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "f.id, f.scan_id");
+	rd->later = false;
+	for (int c = FIDX_COL_SCAN_ID + 1; c < FIDX_NCOLUMNS && len < size; c++) {
+		if (!(rd->columns & FIDX_COLUMN(c)))
+			continue;
+		const char *name = fidx_columns[c].name;
+		if (fidx_columns[c].kind == FIDX_KIND_TIME)
+			len += (size_t)snprintf(buf + len, size - len, ", f.%s_ns, f.%s_sec, f.%s_nsec",
+						name, name, name);
+		else if (c >= FIDX_NFILE_COLUMNS) {
+			rd->later = true;
+			len += (size_t)snprintf(buf + len, size - len, ", d.%s",
+						c == FIDX_COL_LATER_SHA256 ? "sha256" : name);
+		} else
+			len += (size_t)snprintf(buf + len, size - len, ", f.%s", name);
+	}
+	return buf;
+}
+
+/* The FROM clause of a reader's SELECT. */
+static const char *from_clause(const struct pg_reader *rd)
+{
+	return rd->later ? " FROM fidx.file f LEFT JOIN fidx.file_digest d ON d.file_id = f.id"
+			 : " FROM fidx.file f";
+}
+
+/* The bytes a digest column of c must hold. */
+static size_t digest_len(enum fidx_col c)
+{
+	return c == FIDX_COL_EDGES ? 16 : c == FIDX_COL_LATER_SHA256
+	       ? 32 : fidx_digest_len((enum fidx_digest)(c - FIDX_COL_MD5));
+}
+
+/* The root of scan among rd's scans, or NULL. */
+static const char *root_of(const struct pg_reader *rd, int64_t scan)
+{
+	for (size_t i = 0; rd->roots && i < rd->nscans; i++)
+		if (rd->scans[i] == scan)
+			return rd->roots[i];
+	return NULL;
+}
+
+/*
+ * Fills err with "database 'x' is damaged: scan S, row ID: <what>" (EBADMSG).
+ * Returns 0.
+ */
+static int damaged(struct pg_store *st, const struct fidx_row *row, struct fidx_error *err,
+		   const char *what, const char *column)
+{
+	fidx_fail(err, EBADMSG, "database '%s'%s is damaged: scan %" PRId64 ", row %" PRId64
+		  ": %s %s", fidx_quote(st->name), st->origin, row->v[FIDX_COL_SCAN_ID].i,
+		  row->v[FIDX_COL_ID].i, column, what);
+	return 0;
+}
+
+/*
+ * Reads row r of res (the reader's columns) into rd->row, checked.  Returns
+ * 1, or 0 when it is damaged (err set).
+ */
+static int read_row(struct pg_store *st, struct pg_reader *rd, const PGresult *res, int r,
+		    struct fidx_error *err)
+{
+	struct fidx_row *row = &rd->row;
+	row->has = FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID);
+	row->v[FIDX_COL_ID].i = pg_int(res, r, 0);
+	row->v[FIDX_COL_SCAN_ID].i = pg_int(res, r, 1);
+	int col = 2;
+	for (int c = FIDX_COL_SCAN_ID + 1; c < FIDX_NCOLUMNS; c++) {
+		if (!(rd->columns & FIDX_COLUMN(c)))
+			continue;
+		const char *name = fidx_columns[c].name;
+		struct fidx_value *v = &row->v[c];
+		enum fidx_col_kind kind = fidx_columns[c].kind;
+		if (kind == FIDX_KIND_TIME) {
+			bool ns = !PQgetisnull(res, r, col), sec = !PQgetisnull(res, r, col + 1),
+			     nsec = !PQgetisnull(res, r, col + 2);
+			if (ns && !sec && !nsec) {
+				v->t = fidx_time_of_ns(pg_int(res, r, col));
+				row->has |= FIDX_COLUMN(c);
+			} else if (!ns && sec && nsec) {
+				int64_t n = pg_int(res, r, col + 2);
+				if (n < 0 || n >= FIDX_NS_PER_S)
+					return damaged(st, row, err, "holds nanoseconds out of range",
+						       name);
+				v->t = (struct fidx_time){.sec = pg_int(res, r, col + 1),
+							  .nsec = (uint32_t)n};
+				row->has |= FIDX_COLUMN(c);
+			} else if (ns || sec || nsec) {
+				return damaged(st, row, err, "holds a time in two forms at once",
+					       name);
+			}
+			col += 3;
+			continue;
+		}
+		if (PQgetisnull(res, r, col++)) {
+			if (c == FIDX_COL_PATH || c == FIDX_COL_NAME || c == FIDX_COL_EXT)
+				return damaged(st, row, err, "is NULL", name);
+			continue;
+		}
+		int k = col - 1;
+		if (kind == FIDX_KIND_INT || kind == FIDX_KIND_UINT) {
+			v->i = pg_int(res, r, k);
+		} else {
+			v->p = PQgetvalue(res, r, k);
+			v->n = (size_t)PQgetlength(res, r, k);
+			if (kind == FIDX_KIND_DIGEST && v->n != digest_len(c))
+				return damaged(st, row, err, "holds a digest of the wrong length",
+					       name);
+			if (kind != FIDX_KIND_DIGEST && memchr(v->p, '\0', v->n))
+				return damaged(st, row, err, "holds a NUL byte", name);
+			if (kind == FIDX_KIND_TYPE &&
+			    (v->n != 1 || !strchr(FIDX_TYPE_LETTERS, ((const char *)v->p)[0])))
+				return damaged(st, row, err, "holds no type letter", name);
+			if (c == FIDX_COL_PATH) {
+				const char *root = root_of(rd, row->v[FIDX_COL_SCAN_ID].i);
+				if (((const char *)v->p)[0] != '/')
+					return damaged(st, row, err, "is not absolute", name);
+				if (root && !fidx_path_in_tree(v->p, root))
+					return damaged(st, row, err, "is not below the scan's root",
+						       name);
+			}
+		}
+		row->has |= FIDX_COLUMN(c);
+	}
+	return 1;
+}
+
+/* The scans as a SQL array literal ("{1,2}"), malloc'ed, or NULL. */
+static char *id_array(const int64_t *ids, size_t n)
+{
+	char *s = malloc(n * 21 + 3);
+	if (!s)
+		return NULL;
+	size_t len = 0;
+	s[len++] = '{';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(s + len, "%s%" PRId64, i ? "," : "", ids[i]);
+	memcpy(s + len, "}", 2);
+	return s;
+}
+
+/* Adds a text parameter (the server parses it: an array literal). */
+static void param_text(struct pg_params *p, const char *s)
+{
+	int i = p->n++;
+	p->values[i] = s;
+	p->lengths[i] = 0;
+	p->formats[i] = 0;
+	p->types[i] = 0;
+}
+
+/* ------------------------------------------------------------ row iterator --- */
+
+struct pg_rows {
+	struct fidx_rows base;
+	struct pg_reader rd;
+	struct pg_cursor cur;
+	bool open;                      /* cur is declared */
+	PGresult *res;                  /* the rows fetched */
+	int next, n;                    /* the next of them, how many */
+	bool done;                      /* the cursor gave its last row */
+	char *ids;                      /* the scans' array literal */
+	char under_lo[4200], under_hi[4200]; /* the bounds of q.under's tree */
+	char types[8];                  /* the type letters asked for */
+};
+
+struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query *q,
+			  struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_rows *it = calloc(1, sizeof(*it));
+	char sql[4096], cols[1400];
+	struct pg_params p = {0};
+	if (!it || !(it->ids = id_array(q->scans, q->nscans))) {
+		if (it)
+			free(it);
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	it->rd = (struct pg_reader){.columns = q->columns | FIDX_COLUMN(FIDX_COL_ID) |
+				 FIDX_COLUMN(FIDX_COL_SCAN_ID), .scans = q->scans,
+				 .roots = q->roots, .nscans = q->nscans};
+	select_list(&it->rd, cols, sizeof(cols));
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.scan_id = ANY($1::bigint[])",
+				      cols, from_clause(&it->rd));
+	param_text(&p, it->ids);
+	if (q->under) {
+		/* The tree of under: itself, and what sorts from "under/" to "under0". */
+		size_t n = strlen(q->under);
+		if (n + 2 > sizeof(it->under_lo))
+			n = sizeof(it->under_lo) - 2;
+		memcpy(it->under_lo, q->under, n);
+		if (!n || it->under_lo[n - 1] != '/')
+			it->under_lo[n++] = '/';
+		memcpy(it->under_hi, it->under_lo, n);
+		it->under_hi[n - 1] = '0';
+		pg_param_str(&p, q->under);
+		pg_param_bytes(&p, it->under_lo, n);
+		pg_param_bytes(&p, it->under_hi, n);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+					" AND (f.path = $2 OR (f.path >= $3 AND f.path < $4))");
+	}
+	if (q->types) {
+		/* The letters asked for, and those of damaged types (the check stops there). */
+		static const char all[] = FIDX_TYPE_LETTERS;
+		size_t n = 0;
+		for (size_t i = 0; all[i]; i++)
+			if (q->types & fidx_type_bit(all[i]))
+				it->types[n++] = all[i];
+		pg_param_bytes(&p, it->types, n);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+					" AND f.type IS NOT NULL AND (length(f.type) <> 1"
+					" OR position(f.type IN $%d) > 0"
+					" OR position(f.type IN '" FIDX_TYPE_LETTERS "'::bytea) = 0)", p.n);
+	}
+	if (q->with_error)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " AND f.error IS NOT NULL");
+	if (q->order == FIDX_ROWS_ID)
+		snprintf(sql + len, sizeof(sql) - len, " ORDER BY f.id");
+	else if (q->order == FIDX_ROWS_PATH)
+		snprintf(sql + len, sizeof(sql) - len,
+			 " ORDER BY array_position($1::bigint[], f.scan_id), f.path");
+	if (pg_cursor_open(st, &it->cur, sql, &p, err) < 0) {
+		free(it->ids);
+		free(it);
+		return NULL;
+	}
+	it->open = true;
+	return &it->base;
+}
+
+/* Whether row lies in a hidden tree of the query. */
+static bool hidden(const struct fidx_rows_query *q, const PGresult *res, int r, int path_col)
+{
+	if (!q->nhidden || path_col < 0 || PQgetisnull(res, r, path_col))
+		return false;
+	int64_t scan = pg_int(res, r, 1);
+	const char *path = PQgetvalue(res, r, path_col);
+	for (size_t i = 0; i < q->nhidden; i++)
+		if (q->hidden[i].scan_id == scan && fidx_path_in_tree(path, q->hidden[i].root))
+			return true;
+	return false;
+}
+
+int pg_rows_next(struct fidx_rows *base, const struct fidx_row **row, struct fidx_error *err)
+{
+	struct pg_rows *it = (struct pg_rows *)base;
+	struct pg_store *st = pg_of(base->st);
+	/* The path is the third column when it is read (store.c adds it for hidden trees). */
+	int path_col = it->rd.columns & FIDX_COLUMN(FIDX_COL_PATH) ? 2 : -1;
+	for (;;) {
+		if (it->next == it->n) {
+			if (it->done)
+				return 0;
+			PQclear(it->res);
+			it->next = it->n = 0;
+			if (!(it->res = pg_cursor_fetch(st, &it->cur, FETCH_ROWS, err)))
+				return -1;
+			it->n = PQntuples(it->res);
+			it->done = it->n < FETCH_ROWS;
+			continue;
+		}
+		int r = it->next++;
+		if (hidden(&base->q, it->res, r, path_col))
+			continue;
+		if (read_row(st, &it->rd, it->res, r, err)) {
+			*row = &it->rd.row;
+			return 1;
+		}
+		if (base->q.damage == FIDX_ROWS_STOP)
+			return -1;
+	}
+}
+
+void pg_rows_close(struct fidx_rows *base)
+{
+	struct pg_rows *it = (struct pg_rows *)base;
+	PQclear(it->res);
+	if (it->open)
+		pg_cursor_close(pg_of(base->st), &it->cur);
+	free(it->ids);
+	free(it);
+}
+
+/*
+ * Reads the row of id among scans (columns) into *row: 1, 0 when there is
+ * none, -1 with err set (damaged: EBADMSG).
+ */
+static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
+		     const struct fidx_row **row, struct fidx_error *err)
+{
+	char sql[2048], cols[1400];
+	struct pg_params p = {0};
+	char *ids = id_array(rd->scans, rd->nscans);
+	if (!ids)
+		return fidx_fail_nomem(err);
+	select_list(rd, cols, sizeof(cols));
+	snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.id = $1 AND f.scan_id = ANY($2::bigint[])",
+		 cols, from_clause(rd));
+	pg_param_int(&p, id);
+	param_text(&p, ids);
+	if (st->base.mode != FIDX_STORE_READ && pg_flush(&st->base, err) < 0) {
+		free(ids);
+		return -1;
+	}
+	PQclear(st->by_id);
+	st->by_id = pg_exec(st, sql, &p, "read", err);
+	free(ids);
+	if (!st->by_id)
+		return -1;
+	if (PQntuples(st->by_id) != 1)
+		return 0;
+	if (!read_row(st, rd, st->by_id, 0, err))
+		return -1;
+	*row = &rd->row;
+	return 1;
+}
+
+int pg_row(struct fidx_store *base, const struct fidx_rows_query *q, int64_t id,
+	   const struct fidx_row **row, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (!st->by_id_reader && !(st->by_id_reader = malloc(sizeof(*st->by_id_reader))))
+		return fidx_fail_nomem(err);
+	*st->by_id_reader = (struct pg_reader){
+		.columns = q->columns | FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID),
+		.scans = q->scans, .roots = q->roots, .nscans = q->nscans};
+	return row_by_id(st, st->by_id_reader, id, row, err);
+}
+
+/* ----------------------------------------------------------------- paths --- */
+
+struct pg_paths {
+	struct fidx_paths base;
+	struct pg_rows *rows;           /* the scan's paths in byte order */
+	int64_t scan;
+	char *root;
+	struct fidx_row entry;          /* the entry given last */
+	struct pg_reader whole;            /* its whole row (fidx_paths_row()) */
+};
+
+struct fidx_paths *pg_paths(struct fidx_store *base, int64_t scan, const char *root,
+			    const struct fidx_findpat_literal *lit, size_t nlit,
+			    struct fidx_error *err)
+{
+	/* No index narrows the paths yet: every path of the scan is read. */
+	(void)lit;
+	(void)nlit;
+	struct pg_paths *it = calloc(1, sizeof(*it));
+	if (!it || !(it->root = strdup(root))) {
+		free(it);
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	it->scan = scan;
+	struct fidx_rows_query q = {.scans = &it->scan, .roots = (const char *const *)&it->root,
+				    .nscans = 1, .columns = FIDX_COLUMN(FIDX_COL_PATH),
+				    .order = FIDX_ROWS_PATH};
+	if (!(it->rows = (struct pg_rows *)pg_rows(base, &q, err))) {
+		free(it->root);
+		free(it);
+		return NULL;
+	}
+	it->rows->base.st = base;
+	it->rows->base.q = q;
+	return &it->base;
+}
+
+int pg_paths_next(struct fidx_paths *base, const struct fidx_row **entry, struct fidx_error *err)
+{
+	struct pg_paths *it = (struct pg_paths *)base;
+	const struct fidx_row *row;
+	int rc = pg_rows_next(&it->rows->base, &row, err);
+	if (rc == 1) {
+		it->entry = *row;
+		*entry = &it->entry;
+	}
+	return rc;
+}
+
+int pg_paths_row(struct fidx_paths *base, uint64_t columns, const struct fidx_row **row,
+		 struct fidx_error *err)
+{
+	struct pg_paths *it = (struct pg_paths *)base;
+	struct pg_store *st = pg_of(base->st);
+	it->whole = (struct pg_reader){.columns = columns | FIDX_COLUMN(FIDX_COL_ID) |
+				    FIDX_COLUMN(FIDX_COL_SCAN_ID) | FIDX_COLUMN(FIDX_COL_PATH),
+				    .scans = &it->scan, .roots = (const char *const *)&it->root,
+				    .nscans = 1};
+	int rc = row_by_id(st, &it->whole, it->entry.v[FIDX_COL_ID].i, row, err);
+	if (rc == 1 && strcmp(fidx_row_text(*row, FIDX_COL_PATH),
+			      fidx_row_text(&it->entry, FIDX_COL_PATH)) == 0)
+		return 1;
+	if (rc < 0)
+		return -1;
+	return fidx_fail(err, EBADMSG, "database '%s'%s is damaged: scan %" PRId64 ", row %" PRId64
+			 " changed while it was read", fidx_quote(st->name), st->origin, it->scan,
+			 it->entry.v[FIDX_COL_ID].i);
+}
+
+void pg_paths_close(struct fidx_paths *base)
+{
+	struct pg_paths *it = (struct pg_paths *)base;
+	if (!it)
+		return;
+	pg_rows_close(&it->rows->base);
+	free(it->root);
+	free(it);
+}
+
+/* ----------------------------------------------------------- scan rows --- */
+
+static const char *const statuses[] = {"running", "complete", "interrupted", "failed"};
+
+/* The FIDX_STATUS_* bit of status, or 0. */
+static unsigned status_bit(const char *status)
+{
+	for (unsigned i = 0; status && i < 4; i++)
+		if (strcmp(status, statuses[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+/* Copies the bytes of column c of row r into *dst, NUL-terminated.  Returns false when out of memory. */
+static bool take_bytes(const PGresult *res, int r, int c, char **dst, size_t *len)
+{
+	*dst = NULL;
+	if (len)
+		*len = 0;
+	if (PQgetisnull(res, r, c))
+		return true;
+	size_t n = (size_t)PQgetlength(res, r, c);
+	if (!(*dst = malloc(n + 1)))
+		return false;
+	memcpy(*dst, PQgetvalue(res, r, c), n);
+	(*dst)[n] = '\0';
+	if (len)
+		*len = n;
+	return true;
+}
+
+/* Reads scan row r of res into *row, its damage told.  Returns 0, or -1 with err set. */
+static int read_scan(const PGresult *res, int r, struct fidx_scan_row *row, struct fidx_error *err)
+{
+	bool ok = true;
+	size_t rootlen = 0;
+	*row = (struct fidx_scan_row){0};
+	for (int c = 0; c < FIDX_NSCAN_COLUMNS; c++)
+		if (!PQgetisnull(res, r, c))
+			row->has |= FIDX_SCOLUMN(c);
+#define FIDX_READ_INT(name, c) row->name = pg_int(res, r, c);
+#define FIDX_READ_TEXT(name, c) \
+	ok &= take_bytes(res, r, c, &row->name, c == FIDX_SCOL_ROOT ? &rootlen : NULL);
+#define FIDX_READ_DIGEST(name, c) \
+	ok &= take_bytes(res, r, c, (char **)&row->name, &row->name##_len);
+#define FIDX_X(NAME, name, KIND) FIDX_READ_##KIND(name, FIDX_SCOL_##NAME)
+	FIDX_SCAN_COLUMNS(FIDX_X)
+#undef FIDX_X
+#undef FIDX_READ_INT
+#undef FIDX_READ_TEXT
+#undef FIDX_READ_DIGEST
+	if (!ok || fidx_scan_row_read_options(row) < 0)
+		goto nomem;
+	row->root_text = row->root && strlen(row->root) == rootlen;
+	const char *what = NULL;
+	if (!row->root_text || row->root[0] != '/')
+		what = "root is not an absolute path";
+	else if (!status_bit(row->status) ||
+		 strlen(row->status) != (size_t)PQgetlength(res, r, FIDX_SCOL_STATUS))
+		what = "status holds no status";
+	if (what && asprintf(&row->damage, "scan %" PRId64 ": %s", row->id, what) < 0) {
+		row->damage = NULL;
+		goto nomem;
+	}
+	/* A status that is not one is no status at all: it equals none asked for. */
+	if (!status_bit(row->status)) {
+		free(row->status);
+		row->status = NULL;
+	}
+	return 0;
+nomem:
+	fidx_scan_row_free(row);
+	return fidx_fail_nomem(err);
+}
+
+int pg_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
+	     struct fidx_scan_list *out, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	static const struct fidx_scan_filter every = {0};
+	char sql[1024];
+	struct pg_params p = {0};
+	fidx_scan_list_free(out);
+	if (!f)
+		f = &every;
+	if (!st->has_schema)
+		return 0;
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
+#define FIDX_X(NAME, name, KIND) \
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s " #name, \
+				FIDX_SCOL_##NAME ? "," : "");
+	FIDX_SCAN_COLUMNS(FIDX_X)
+#undef FIDX_X
+	pg_param_int(&p, f->id);
+	pg_param_str(&p, f->root);
+	snprintf(sql + len, sizeof(sql) - len, " FROM fidx.scan WHERE ($1 = 0 OR id = $1)"
+		 " AND ($2::bytea IS NULL OR root = $2) ORDER BY id");
+	if (st->base.mode != FIDX_STORE_READ && pg_flush(base, err) < 0)
+		return -1;
+	PGresult *res = pg_exec(st, sql, &p, "read", err);
+	if (!res)
+		return -1;
+	int n = PQntuples(res);
+	if (n && !(out->rows = calloc((size_t)n, sizeof(*out->rows)))) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	for (int r = 0; r < n; r++) {
+		struct fidx_scan_row *row = &out->rows[out->n];
+		if (read_scan(res, r, row, err) < 0) {
+			PQclear(res);
+			fidx_scan_list_free(out);
+			return -1;
+		}
+		if (f->statuses && !(f->statuses & status_bit(row->status)))
+			fidx_scan_row_free(row);
+		else
+			out->n++;
+	}
+	PQclear(res);
+	return 0;
+}
+
+int pg_snapshot(struct fidx_store *base, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (base->mode != FIDX_STORE_READ)
+		return pg_flush(base, err);
+	if (st->in_txn)
+		return 0;
+	if (pg_run(st, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", NULL, "read", err) < 0)
+		return -1;
+	st->in_txn = true;
+	return 0;
+}
+
+uint64_t pg_count(struct fidx_store *base, const int64_t *scans, size_t n, bool files)
+{
+	struct pg_store *st = pg_of(base);
+	struct fidx_error err;
+	struct pg_params p = {0};
+	char *ids = id_array(scans, n);
+	uint64_t count = 0;
+	if (!ids || !n)
+		goto out;
+	param_text(&p, ids);
+	PGresult *res = pg_exec(st, files
+				? "SELECT sum(coalesce(s.files, (SELECT count(*) FROM fidx.file f"
+				  " WHERE f.scan_id = s.id AND f.type = 'f'::bytea)))::bigint"
+				  " FROM fidx.scan s WHERE s.id = ANY($1::bigint[])"
+				: "SELECT sum(coalesce(s.entries, (SELECT count(*) FROM fidx.file f"
+				  " WHERE f.scan_id = s.id)))::bigint FROM fidx.scan s"
+				  " WHERE s.id = ANY($1::bigint[])", &p, "read", &err);
+	if (res && PQntuples(res) == 1 && pg_int(res, 0, 0) > 0)
+		count = (uint64_t)pg_int(res, 0, 0);
+	PQclear(res);
+out:
+	free(ids);
+	return count;
+}

@@ -1,0 +1,449 @@
+/*
+ * seal.c - seals on PostgreSQL: the row hashes kept, seals written and
+ * verified, in the canonical form of core/seal.h.
+ *
+ * The fields of a line are the columns as stored (a bigint is an INT
+ * field, a bytea a BYTES one): the file table's columns are the seal's, by
+ * name and order, so a row read back gives its line without conversion.
+ *
+ * Row hashes are kept per batch, one row of fidx.seal_batch for each scan a
+ * batch wrote: the ids (8 bytes each, network order) and their hashes (8
+ * bytes each).  A row deleted from fidx.file leaves its hash there, so
+ * `fidx verify` names it; a row added by hand has none.
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seal.h"
+
+/* Rows fetched at once from a cursor. */
+#define FETCH_ROWS 5000
+
+const char *pg_seal_columns(void)
+{
+	static char list[1024];
+	if (!list[0]) {
+		size_t len = 0;
+		for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sf.%s",
+						i ? ", " : "", fidx_seal_file_columns[i].name);
+	}
+	return list;
+}
+
+/* Sets the n fields f from columns col.. of row r of res. */
+static void fields_of(const PGresult *res, int r, int col, struct fidx_seal_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = col + (int)i;
+		if (PQgetisnull(res, r, c))
+			f[i] = (struct fidx_seal_field){.kind = FIDX_SEAL_NULL};
+		else if (PQftype(res, c) == PG_INT8)
+			f[i] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT,
+							.i = pg_int(res, r, c)};
+		else
+			f[i] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES,
+							.p = PQgetvalue(res, r, c),
+							.n = (size_t)PQgetlength(res, r, c)};
+	}
+}
+
+void pg_seal_fields(const PGresult *res, int r, int col, struct fidx_seal_field *f)
+{
+	fields_of(res, r, col, f, FIDX_SEAL_FILE_FIELDS);
+}
+
+int pg_seal_row(struct pg_store *st, struct pg_scan *c, int64_t id, struct fidx_error *err)
+{
+	if (c->nhashes == c->caphashes) {
+		size_t cap = c->caphashes ? 2 * c->caphashes : 1024;
+		uint8_t *ids = realloc(c->ids, cap * 8);
+		if (ids)
+			c->ids = ids;
+		uint8_t *hashes = ids ? realloc(c->hashes, cap * FIDX_ROW_HASH_LEN) : NULL;
+		if (!hashes)
+			return fidx_fail_nomem(err);
+		c->hashes = hashes;
+		c->caphashes = cap;
+	}
+	pg_put64(c->ids + 8 * c->nhashes, id);
+	if (fidx_seal_row_hash(st->lines, c->hashes + FIDX_ROW_HASH_LEN * c->nhashes, err) < 0)
+		return -1;
+	c->nhashes++;
+	return c->sum ? fidx_seal_sum_line(c->sum, st->lines, err) : 0;
+}
+
+/* Writes the row hashes kept for scan c.  Returns 0, or -1 with err set. */
+static int put_scan(struct pg_store *st, struct pg_scan *c, struct fidx_error *err)
+{
+	if (!c->nhashes)
+		return 0;
+	struct pg_params p = {0};
+	pg_param_int(&p, c->id);
+	pg_param_bytes(&p, c->ids, 8 * c->nhashes);
+	pg_param_bytes(&p, c->hashes, FIDX_ROW_HASH_LEN * c->nhashes);
+	if (pg_run(st, "INSERT INTO fidx.seal_batch (scan_id, ids, hashes) VALUES ($1, $2, $3)",
+		   &p, "write", err) < 0)
+		return -1;
+	c->nhashes = 0;
+	return 0;
+}
+
+int pg_seal_put(struct pg_store *st, struct fidx_error *err)
+{
+	for (size_t i = 0; i < st->nscans; i++)
+		if (put_scan(st, &st->scans[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+/* Declares c over the seal fields of scan_id's rows in id order (then path, id). */
+static int file_rows(struct pg_store *st, int64_t scan_id, struct pg_cursor *c,
+		     struct fidx_error *err)
+{
+	char sql[1400];
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	snprintf(sql, sizeof(sql), "SELECT %s FROM fidx.file f WHERE f.scan_id = $1 ORDER BY f.id",
+		 pg_seal_columns());
+	return pg_cursor_open(st, c, sql, &p, err);
+}
+
+/*
+ * Reads the scan row of scan_id: its seal fields, then seal and status.
+ * Returns the result (one row), or NULL with err set (ENOENT: none).
+ */
+static PGresult *scan_row(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
+{
+	char sql[1024];
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
+	for (size_t i = 0; i < FIDX_SEAL_SCAN_FIELDS; i++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", i ? "," : "",
+					fidx_seal_scan_columns[i].name);
+	snprintf(sql + len, sizeof(sql) - len, ", seal, status FROM fidx.scan WHERE id = $1");
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	PGresult *res = pg_exec(st, sql, &p, "read", err);
+	if (res && PQntuples(res) != 1) {
+		PQclear(res);
+		fidx_fail(err, ENOENT, "database '%s'%s has no scan %" PRId64, fidx_quote(st->name),
+			  st->origin, scan_id);
+		return NULL;
+	}
+	return res;
+}
+
+/*
+ * Reads the rows of scan c back in id order into a new running seal, and
+ * their row hashes anew.  Returns 0, or -1 with err set.
+ */
+static int read_back(struct pg_store *st, struct pg_scan *c, struct fidx_error *err)
+{
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	struct pg_params p = {0};
+	struct pg_cursor cur;
+	pg_param_int(&p, c->id);
+	if (pg_run(st, "DELETE FROM fidx.seal_batch WHERE scan_id = $1", &p, "write", err) < 0)
+		return -1;
+	fidx_seal_sum_free(c->sum);
+	c->nhashes = 0;
+	if (!(c->sum = fidx_seal_sum_new(err)) || file_rows(st, c->id, &cur, err) < 0)
+		return -1;
+	for (;;) {
+		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
+		int n = res ? PQntuples(res) : -1;
+		for (int r = 0; r < n; r++) {
+			pg_seal_fields(res, r, 0, f);
+			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+			    pg_seal_row(st, c, pg_int(res, r, 0), err) < 0)
+				n = -1;
+		}
+		PQclear(res);
+		if (n > 0 && put_scan(st, c, err) < 0)
+			n = -1;
+		if (n <= 0) {
+			pg_cursor_close(st, &cur);
+			return n;
+		}
+	}
+}
+
+int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
+		 struct fidx_error *err)
+{
+	struct fidx_seal_field f[FIDX_SEAL_SCAN_FIELDS];
+	struct pg_scan *c = NULL, lone = {.id = scan_id};
+	for (size_t i = 0; i < st->nscans; i++)
+		if (st->scans[i].id == scan_id)
+			c = &st->scans[i];
+	if (!st->lines && !(st->lines = fidx_seal_lines_new(NULL, NULL, err)))
+		return -1;
+	PGresult *res = scan_row(st, scan_id, err);
+	if (!res)
+		return -1;
+	int ret = -1;
+	const char *status = PQgetvalue(res, 0, FIDX_SEAL_SCAN_FIELDS + 1);
+	if (PQgetisnull(res, 0, FIDX_SEAL_SCAN_FIELDS + 1) || strcmp(status, "complete") != 0 ||
+	    !PQgetisnull(res, 0, FIDX_SEAL_SCAN_FIELDS)) {
+		fidx_fail(err, EINVAL, "cannot seal scan %" PRId64 " of '%s': it is %s", scan_id,
+			  fidx_quote(st->name), PQgetisnull(res, 0, FIDX_SEAL_SCAN_FIELDS)
+			  ? "not complete" : "sealed already");
+		goto out;
+	}
+	if (!c)
+		c = &lone;
+	if (!c->sum && read_back(st, c, err) < 0)
+		goto out;
+	fields_of(res, 0, 0, f, FIDX_SEAL_SCAN_FIELDS);
+	if (fidx_seal_line(st->lines, fidx_seal_scan_columns, f, FIDX_SEAL_SCAN_FIELDS,
+			   FIDX_SEAL_SCAN_ALWAYS, err) < 0 ||
+	    fidx_seal_sum_line(c->sum, st->lines, err) < 0)
+		goto out;
+	int rc = fidx_seal_sum_end(c->sum, seal, err);
+	c->sum = NULL;
+	if (rc < 0)
+		goto out;
+	struct pg_params p = {0};
+	pg_param_bytes(&p, seal, FIDX_SEAL_LEN);
+	pg_param_int(&p, scan_id);
+	ret = pg_run(st, "UPDATE fidx.scan SET seal = $1 WHERE id = $2", &p, "write", err);
+out:
+	PQclear(res);
+	if (c == &lone) {
+		fidx_seal_sum_free(lone.sum);
+		free(lone.ids);
+		free(lone.hashes);
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------- verify --- */
+
+/* A sealed row: its id and row hash. */
+struct sealed {
+	int64_t id;
+	uint8_t hash[FIDX_ROW_HASH_LEN];
+	bool seen;
+};
+
+/* Orders sealed rows by id. */
+static int by_id(const void *a, const void *b)
+{
+	int64_t x = ((const struct sealed *)a)->id, y = ((const struct sealed *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/* Reads the row hashes kept for scan_id into *out (sorted by id).  Returns how many, or -1. */
+static ssize_t load_sealed(struct pg_store *st, int64_t scan_id, struct sealed **out,
+			   struct fidx_error *err)
+{
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	*out = NULL;
+	PGresult *res = pg_exec(st, "SELECT ids, hashes FROM fidx.seal_batch WHERE scan_id = $1",
+				&p, "read", err);
+	if (!res)
+		return -1;
+	size_t n = 0;
+	for (int r = 0; r < PQntuples(res); r++)
+		n += (size_t)PQgetlength(res, r, 0) / 8;
+	struct sealed *s = calloc(n ? n : 1, sizeof(*s));
+	if (!s) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	n = 0;
+	for (int r = 0; r < PQntuples(res); r++) {
+		size_t k = (size_t)PQgetlength(res, r, 0) / 8;
+		if ((size_t)PQgetlength(res, r, 1) != k * FIDX_ROW_HASH_LEN)
+			k = (size_t)PQgetlength(res, r, 1) / FIDX_ROW_HASH_LEN < k
+			    ? (size_t)PQgetlength(res, r, 1) / FIDX_ROW_HASH_LEN : k;
+		const char *ids = PQgetvalue(res, r, 0), *hashes = PQgetvalue(res, r, 1);
+		for (size_t i = 0; i < k; i++, n++) {
+			s[n].id = pg_get64(ids + 8 * i);
+			memcpy(s[n].hash, hashes + FIDX_ROW_HASH_LEN * i, FIDX_ROW_HASH_LEN);
+		}
+	}
+	PQclear(res);
+	qsort(s, n, sizeof(*s), by_id);
+	*out = s;
+	return (ssize_t)n;
+}
+
+/* Reports a field of the scan row its rows contradict. */
+static void report_field(fidx_seal_found_fn *found, void *arg, struct fidx_seal_result *r,
+			 const char *field, const char *says, const char *rows)
+{
+	r->fields++;
+	found(arg, &(struct fidx_seal_finding){.change = FIDX_SEAL_FIELD, .field = field,
+					       .says = says, .rows = rows});
+}
+
+/* Names the fields of the scan row that its rows contradict.  Returns 0, or -1 with err set. */
+static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *found,
+			void *arg, struct fidx_seal_result *r, struct fidx_error *err)
+{
+	static const char *const names[] = {"entries", "files", "dirs", "bytes", "errors"};
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	PGresult *res = pg_exec(st, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
+				" c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"
+				" (SELECT count(*) AS n, count(*) FILTER (WHERE type = 'f'::bytea) AS f,"
+				"  count(*) FILTER (WHERE type = 'd'::bytea) AS d,"
+				"  coalesce(sum(size) FILTER (WHERE type = 'f'::bytea), 0)::bigint AS b,"
+				"  count(error) AS e, count(*) FILTER (WHERE path ="
+				"   (SELECT root FROM fidx.scan WHERE id = $1)) AS r"
+				"  FROM fidx.file WHERE scan_id = $1) c WHERE s.id = $1",
+				&p, "read", err);
+	if (!res)
+		return -1;
+	char says[32], rows[32];
+	for (int i = 0; i < 5 && PQntuples(res) == 1; i++) {
+		int64_t counted = pg_int(res, 0, 5 + i);
+		if (!PQgetisnull(res, 0, i) && pg_int(res, 0, i) == counted)
+			continue;
+		if (PQgetisnull(res, 0, i))
+			snprintf(says, sizeof(says), "NULL");
+		else
+			snprintf(says, sizeof(says), "%" PRId64, pg_int(res, 0, i));
+		snprintf(rows, sizeof(rows), "%" PRId64, counted);
+		report_field(found, arg, r, names[i], says, rows);
+	}
+	if (PQntuples(res) == 1) {
+		const char *status = PQgetisnull(res, 0, 11) ? NULL : PQgetvalue(res, 0, 11);
+		if (!status || strcmp(status, "complete") != 0)
+			report_field(found, arg, r, "status", status ? status : "NULL", "complete");
+		if (pg_int(res, 0, 10) == 0)
+			report_field(found, arg, r, "root", PQgetisnull(res, 0, 12) ? "NULL"
+				     : PQgetvalue(res, 0, 12), "no row has this path");
+	}
+	PQclear(res);
+	return 0;
+}
+
+/*
+ * Pass 2 of a seal that differs: each row whose line has no hash kept
+ * (added) or another (altered), each hash kept whose row is gone (removed).
+ */
+static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *found,
+		      void *arg, struct fidx_seal_result *r, struct fidx_error *err)
+{
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	struct sealed *kept;
+	struct pg_cursor cur;
+	uint8_t hash[FIDX_ROW_HASH_LEN];
+	ssize_t nkept = load_sealed(st, scan_id, &kept, err);
+	if (nkept < 0 || file_rows(st, scan_id, &cur, err) < 0) {
+		free(kept);
+		return -1;
+	}
+	int n;
+	do {
+		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
+		n = res ? PQntuples(res) : -1;
+		for (int i = 0; i < n; i++) {
+			pg_seal_fields(res, i, 0, f);
+			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+			    fidx_seal_row_hash(st->lines, hash, err) < 0) {
+				n = -1;
+				break;
+			}
+			struct sealed key = {.id = pg_int(res, i, 0)};
+			struct sealed *k = bsearch(&key, kept, (size_t)nkept, sizeof(*kept), by_id);
+			if (k && !k->seen && memcmp(k->hash, hash, sizeof(hash)) == 0) {
+				k->seen = true;
+				continue;
+			}
+			if (k)
+				k->seen = true;
+			struct fidx_seal_finding fd = {
+				.change = k ? FIDX_SEAL_ALTERED : FIDX_SEAL_ADDED, .file_id = key.id,
+				.path = PQgetisnull(res, i, 2) ? "" : PQgetvalue(res, i, 2)};
+			(k ? &r->altered : &r->added)[0]++;
+			found(arg, &fd);
+		}
+		PQclear(res);
+	} while (n > 0);
+	pg_cursor_close(st, &cur);
+	for (ssize_t i = 0; n == 0 && i < nkept; i++) {
+		if (kept[i].seen)
+			continue;
+		r->removed++;
+		found(arg, &(struct fidx_seal_finding){.change = FIDX_SEAL_REMOVED,
+						       .file_id = kept[i].id});
+	}
+	free(kept);
+	return n < 0 ? -1 : 0;
+}
+
+int pg_verify(struct fidx_store *base, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
+	      struct fidx_seal_result *r, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	struct fidx_seal_sum *all = NULL;
+	struct pg_cursor cur;
+	int ret = -1, n;
+
+	*r = (struct fidx_seal_result){0};
+	if (!st->lines && !(st->lines = fidx_seal_lines_new(NULL, NULL, err)))
+		return -1;
+	PGresult *scan = scan_row(st, scan_id, err);
+	if (!scan || !(all = fidx_seal_sum_new(err)))
+		goto out;
+	r->sealed = !PQgetisnull(scan, 0, FIDX_SEAL_SCAN_FIELDS);
+	r->recorded_len = (size_t)PQgetlength(scan, 0, FIDX_SEAL_SCAN_FIELDS);
+	if (r->recorded_len > sizeof(r->recorded))
+		r->recorded_len = sizeof(r->recorded);
+	memcpy(r->recorded, PQgetvalue(scan, 0, FIDX_SEAL_SCAN_FIELDS), r->recorded_len);
+	snprintf(r->status, sizeof(r->status), "%s", PQgetvalue(scan, 0, FIDX_SEAL_SCAN_FIELDS + 1));
+
+	/* Pass 1: the seal, the scan row's line last. */
+	if (file_rows(st, scan_id, &cur, err) < 0)
+		goto out;
+	do {
+		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
+		n = res ? PQntuples(res) : -1;
+		for (int i = 0; i < n; i++) {
+			pg_seal_fields(res, i, 0, f);
+			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+			    fidx_seal_sum_line(all, st->lines, err) < 0) {
+				n = -1;
+				break;
+			}
+			r->rows++;
+		}
+		PQclear(res);
+	} while (n > 0);
+	pg_cursor_close(st, &cur);
+	if (n < 0)
+		goto out;
+	fields_of(scan, 0, 0, f, FIDX_SEAL_SCAN_FIELDS);
+	if (fidx_seal_line(st->lines, fidx_seal_scan_columns, f, FIDX_SEAL_SCAN_FIELDS,
+			   FIDX_SEAL_SCAN_ALWAYS, err) < 0 ||
+	    fidx_seal_sum_line(all, st->lines, err) < 0)
+		goto out;
+	n = fidx_seal_sum_end(all, r->computed, err);
+	all = NULL;
+	if (n < 0)
+		goto out;
+	ret = 0;
+	if (!r->sealed || (r->recorded_len == FIDX_SEAL_LEN &&
+			   memcmp(r->recorded, r->computed, FIDX_SEAL_LEN) == 0))
+		goto out;
+	/* Pass 2: the seal differs; name what changed. */
+	if (check_rows(st, scan_id, found, arg, r, err) < 0 ||
+	    check_fields(st, scan_id, found, arg, r, err) < 0)
+		ret = -1;
+out:
+	PQclear(scan);
+	fidx_seal_sum_free(all);
+	return ret;
+}

@@ -1,0 +1,545 @@
+/*
+ * write.c - scans written to PostgreSQL: begun, resumed and ended, their
+ * rows streamed with COPY.
+ *
+ * A batch is one transaction holding one COPY fidx.file FROM STDIN (FORMAT
+ * binary): each row is encoded into a buffer as it is added (its seal fields
+ * are the values encoded, so what is sealed is what is sent) and the buffer
+ * goes to the server whenever it holds COPY_CHUNK bytes, so that the server
+ * stores while the pipeline walks.  The batch ends with the row hashes of
+ * its rows (fidx.seal_batch) and the scans' run times, then COMMIT.
+ *
+ * File ids come from the sequence fidx.file_id, which hands out blocks of
+ * PG_ID_BLOCK ids: a block is taken before a batch opens its COPY (a
+ * statement cannot run inside one), so a batch holds at most PG_ID_BLOCK
+ * rows.  The ids
+ * of one scan ascend in the order its rows were added; several writers at
+ * once take blocks of their own.
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "row.h"
+#include "seal.h"
+#include "sysinfo.h"
+
+#define COPY_CHUNK (256 * 1024) /* bytes of COPY data sent at once */
+
+/* The scan being written of id, or NULL. */
+static struct pg_scan *scan_of(struct pg_store *st, int64_t id)
+{
+	for (size_t i = 0; i < st->nscans; i++)
+		if (st->scans[i].id == id)
+			return &st->scans[i];
+	return NULL;
+}
+
+/* Forgets scan c (ended). */
+static void scan_drop(struct pg_store *st, struct pg_scan *c)
+{
+	fidx_seal_sum_free(c->sum);
+	free(c->ids);
+	free(c->hashes);
+	*c = st->scans[--st->nscans];
+}
+
+/* Starts following scan id of host_id, its seal begun from no line.  Returns it, or NULL with err set. */
+static struct pg_scan *scan_follow(struct pg_store *st, int64_t id, int64_t host_id,
+				   int64_t ran_before, struct fidx_error *err)
+{
+	if (!st->lines && !(st->lines = fidx_seal_lines_new(NULL, NULL, err)))
+		return NULL;
+	if (st->nscans == st->capscans) {
+		size_t cap = st->capscans ? 2 * st->capscans : 4;
+		struct pg_scan *p = realloc(st->scans, cap * sizeof(*p));
+		if (!p) {
+			fidx_fail_nomem(err);
+			return NULL;
+		}
+		st->scans = p;
+		st->capscans = cap;
+	}
+	struct pg_scan *c = &st->scans[st->nscans];
+	*c = (struct pg_scan){.id = id, .host_id = host_id, .ran_before_ns = ran_before,
+			      .started_mono = fidx_monotonic_ns()};
+	if (!(c->sum = fidx_seal_sum_new(err)))
+		return NULL;
+	st->nscans++;
+	return c;
+}
+
+/* The run time of scan c: its earlier runs and this one. */
+static int64_t run_ns(const struct pg_scan *c)
+{
+	return c->ran_before_ns + (fidx_monotonic_ns() - c->started_mono);
+}
+
+void pg_write_close(struct pg_store *st)
+{
+	if (st->base.mode != FIDX_STORE_READ)
+		pg_rollback(st);
+	while (st->nscans)
+		scan_drop(st, &st->scans[0]);
+	free(st->scans);
+	free(st->copy);
+	fidx_seal_lines_free(st->lines);
+}
+
+int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info,
+		      struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	if (!st->has_schema && pg_make_schema(st, err) < 0)
+		goto fail;
+	struct pg_params p = {0};
+	pg_param_str(&p, info->host);
+	PGresult *res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
+				" DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err);
+	if (!res)
+		goto fail;
+	int64_t host_id = pg_int(res, 0, 0);
+	PQclear(res);
+	p = (struct pg_params){0};
+	pg_param_int(&p, host_id);
+	const char *text[] = {info->root, info->host, info->os, info->kernel,
+			      info->arch, info->version, info->options, "running"};
+	for (int i = 0; i < 8; i++)
+		pg_param_str(&p, text[i]);
+	pg_param_int(&p, info->started_ns);
+	pg_param_int(&p, getpid());
+	res = pg_exec(st, "INSERT INTO fidx.scan (host_id, root, host, os, kernel, arch, version,"
+		      " options, status, started_ns, pid)"
+		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+		      &p, "write", err);
+	if (!res)
+		goto fail;
+	int64_t id = pg_int(res, 0, 0);
+	PQclear(res);
+	if (pg_commit(st, err) < 0)
+		return -1;
+	st->begun = true;
+	return scan_follow(st, id, host_id, 0, err) ? id : -1;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
+int pg_claim_scan(struct fidx_store *base, int64_t scan_id, int64_t seen_pid,
+		  struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	if (pg_flush(base, err) < 0)
+		return -1;
+	pg_param_int(&p, getpid());
+	pg_param_int(&p, scan_id);
+	pg_param_int(&p, seen_pid);
+	PGresult *res = pg_exec(st, "UPDATE fidx.scan SET pid = $1 WHERE id = $2"
+				" AND status <> 'complete'::bytea AND coalesce(pid, 0) = $3",
+				&p, "write", err);
+	if (!res)
+		return -1;
+	int changed = atoi(PQcmdTuples(res));
+	PQclear(res);
+	return changed == 1;
+}
+
+int pg_resume_scan(struct fidx_store *base, int64_t scan_id, struct fidx_scan_totals *so_far,
+		   struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	PGresult *res = NULL;
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	pg_param_int(&p, getpid());
+	pg_param_int(&p, scan_id);
+	/* How long the earlier runs took: run_ns, else the end of the last one. */
+	res = pg_exec(st, "UPDATE fidx.scan SET status = 'running'::bytea, finished_ns = NULL,"
+		      " pid = $1 WHERE id = $2 AND status <> 'complete'::bytea"
+		      " RETURNING host_id, coalesce(run_ns, finished_ns - started_ns, 0)",
+		      &p, "write", err);
+	if (!res)
+		goto fail;
+	if (PQntuples(res) != 1) {
+		fidx_fail(err, EINVAL, "cannot resume scan %" PRId64 " in '%s': it is complete or gone",
+			  scan_id, fidx_quote(st->name));
+		goto fail;
+	}
+	int64_t host_id = pg_int(res, 0, 0), ran_before = pg_int(res, 0, 1);
+	PQclear(res);
+	/* The rows the interruption left unfinished go, with their digests and every row hash:
+	 * the seal is read back from the rows kept when the scan ends. */
+	p = (struct pg_params){0};
+	pg_param_int(&p, scan_id);
+	pg_param_str(&p, FIDX_ERROR_NOT_READ);
+	pg_param_str(&p, FIDX_ERROR_NOT_HASHED);
+	struct pg_params one = {0};
+	pg_param_int(&one, scan_id);
+	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		   " WHERE scan_id = $1 AND error IN ($2, $3))", &p, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1 AND error IN ($2, $3)", &p,
+		   "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.seal_batch WHERE scan_id = $1", &one, "write", err) < 0)
+		goto fail;
+	res = pg_exec(st, "SELECT count(*), count(*) FILTER (WHERE type = 'f'::bytea),"
+		      " count(*) FILTER (WHERE type = 'd'::bytea),"
+		      " coalesce(sum(size) FILTER (WHERE type = 'f'::bytea), 0)::bigint,"
+		      " count(error), count(digests_from),"
+		      " count(*) FILTER (WHERE type = 'f'::bytea AND digests_from IS NULL AND"
+		      "  coalesce(md5, sha1, sha256, sha512, xxh128) IS NOT NULL)"
+		      " FROM fidx.file WHERE scan_id = $1", &one, "read", err);
+	if (!res)
+		goto fail;
+	*so_far = (struct fidx_scan_totals){
+		.entries = (uint64_t)pg_int(res, 0, 0), .files = (uint64_t)pg_int(res, 0, 1),
+		.dirs = (uint64_t)pg_int(res, 0, 2), .bytes = (uint64_t)pg_int(res, 0, 3),
+		.errors = (uint64_t)pg_int(res, 0, 4), .reused = (uint64_t)pg_int(res, 0, 5),
+		.hashed = (uint64_t)pg_int(res, 0, 6),
+	};
+	PQclear(res);
+	res = NULL;
+	if (pg_commit(st, err) < 0)
+		return -1;
+	struct pg_scan *c = scan_of(st, scan_id);
+	if (c)
+		scan_drop(st, c);
+	if (!(c = scan_follow(st, scan_id, host_id, ran_before, err)))
+		return -1;
+	/* Its seal is read back when it ends: the rows kept were not seen here. */
+	fidx_seal_sum_free(c->sum);
+	c->sum = NULL;
+	st->begun = true;
+	return 0;
+fail:
+	PQclear(res);
+	pg_rollback(st);
+	return -1;
+}
+
+/* Makes room for n more bytes of COPY data.  Returns false when out of memory. */
+static bool copy_room(struct pg_store *st, size_t n)
+{
+	if (st->ncopy + n <= st->capcopy)
+		return true;
+	size_t cap = st->capcopy ? st->capcopy : COPY_CHUNK + 4096;
+	while (cap < st->ncopy + n)
+		cap *= 2;
+	char *p = realloc(st->copy, cap);
+	if (!p)
+		return false;
+	st->copy = p;
+	st->capcopy = cap;
+	return true;
+}
+
+/* Sends the COPY data buffered.  Returns 0, or -1 with err set. */
+static int copy_send(struct pg_store *st, struct fidx_error *err)
+{
+	if (st->ncopy && PQputCopyData(st->conn, st->copy, (int)st->ncopy) != 1)
+		return pg_fail(st, err, "write", NULL);
+	st->ncopy = 0;
+	return 0;
+}
+
+/*
+ * Opens a batch: the transaction, a block of ids when the one left is too
+ * short, the COPY and its header.  Returns 0, or -1 with err set.
+ */
+static int copy_open(struct pg_store *st, struct fidx_error *err)
+{
+	static const char header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	if (pg_begin(st, err) < 0)
+		return -1;
+	if (st->end_id - st->next_id < (int64_t)st->batch_rows) {
+		PGresult *res = pg_exec(st, "SELECT pg_catalog.nextval('fidx.file_id')", NULL,
+					"write", err);
+		if (!res)
+			return -1;
+		st->next_id = pg_int(res, 0, 0);
+		st->end_id = st->next_id + PG_ID_BLOCK;
+		PQclear(res);
+	}
+	char sql[1024];
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "COPY fidx.file (host_id");
+	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s",
+					fidx_seal_file_columns[i].name);
+	snprintf(sql + len, sizeof(sql) - len, ") FROM STDIN (FORMAT binary)");
+	PGresult *res = PQexec(st->conn, sql);
+	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
+		PQclear(res);
+		return pg_fail(st, err, "write", NULL);
+	}
+	PQclear(res);
+	st->in_copy = true;
+	if (!copy_room(st, sizeof(header)))
+		return fidx_fail_nomem(err);
+	memcpy(st->copy + st->ncopy, header, sizeof(header));
+	st->ncopy += sizeof(header);
+	return 0;
+}
+
+/* Ends the COPY of the open batch.  Returns 0, or -1 with err set. */
+static int copy_close(struct pg_store *st, struct fidx_error *err)
+{
+	if (!st->in_copy)
+		return 0;
+	if (!copy_room(st, 2))
+		return fidx_fail_nomem(err);
+	memcpy(st->copy + st->ncopy, "\377\377", 2); /* the trailer: -1 fields */
+	st->ncopy += 2;
+	if (copy_send(st, err) < 0)
+		return -1;
+	st->in_copy = false;
+	if (PQputCopyEnd(st->conn, NULL) != 1)
+		return pg_fail(st, err, "write", NULL);
+	int rc = 0;
+	PGresult *res;
+	while ((res = PQgetResult(st->conn))) {
+		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
+			char why[1024];
+			rc = pg_fail(st, err, "write", pg_first_line(PQresultErrorMessage(res), why,
+								     sizeof(why)));
+		}
+		PQclear(res);
+	}
+	return rc;
+}
+
+/* Appends one field of a COPY tuple. */
+static void copy_field(struct pg_store *st, const struct fidx_seal_field *f)
+{
+	char *p = st->copy + st->ncopy;
+	if (f->kind == FIDX_SEAL_INT) {
+		memcpy(p, "\0\0\0\010", 4);
+		pg_put64(p + 4, f->i);
+		st->ncopy += 12;
+	} else if (f->kind == FIDX_SEAL_BYTES) {
+		uint32_t n = htonl((uint32_t)f->n);
+		memcpy(p, &n, 4);
+		if (f->n)
+			memcpy(p + 4, f->p, f->n);
+		st->ncopy += 4 + f->n;
+	} else {
+		memcpy(p, "\377\377\377\377", 4);
+		st->ncopy += 4;
+	}
+}
+
+int pg_add(struct fidx_store *base, const struct fidx_record *rec, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_scan *c = scan_of(st, rec->scan_id);
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	struct fidx_row row;
+
+	if (!c)
+		return fidx_fail(err, EINVAL, "cannot write database '%s': scan %" PRId64
+				 " is not being written", fidx_quote(st->name), rec->scan_id);
+	if (!st->in_copy && copy_open(st, err) < 0)
+		goto fail;
+	fidx_row_of_record(rec, &row);
+	int64_t id = st->next_id++;
+	row.v[FIDX_COL_ID].i = id;
+	row.has |= FIDX_COLUMN(FIDX_COL_ID);
+	fidx_seal_file_fields(&row, f);
+	/* The tuple: its field count, the host, then the fields of the seal's line. */
+	size_t need = 2 + 12;
+	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+		need += 12 + (f[i].kind == FIDX_SEAL_BYTES ? f[i].n : 0);
+	if (!copy_room(st, need)) {
+		fidx_fail_nomem(err);
+		goto fail;
+	}
+	uint16_t nfields = htons(1 + FIDX_SEAL_FILE_FIELDS);
+	memcpy(st->copy + st->ncopy, &nfields, 2);
+	st->ncopy += 2;
+	copy_field(st, &(struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = c->host_id});
+	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+		copy_field(st, &f[i]);
+	if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+			   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+	    pg_seal_row(st, c, id, err) < 0)
+		goto fail;
+	if (st->ncopy >= COPY_CHUNK && copy_send(st, err) < 0)
+		goto fail;
+	if (++st->pending >= st->batch_rows || st->next_id == st->end_id)
+		return pg_flush(base, err);
+	return 0;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
+unsigned pg_pending(const struct fidx_store *base)
+{
+	return ((const struct pg_store *)base)->pending;
+}
+
+/* Records the run time of every scan being written, in the open transaction. */
+static int update_run_times(struct pg_store *st, struct fidx_error *err)
+{
+	for (size_t i = 0; i < st->nscans; i++) {
+		struct pg_params p = {0};
+		pg_param_int(&p, run_ns(&st->scans[i]));
+		pg_param_int(&p, st->scans[i].id);
+		if (pg_run(st, "UPDATE fidx.scan SET run_ns = $1 WHERE id = $2", &p, "write",
+			   err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int pg_flush(struct fidx_store *base, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (!st->in_copy && !st->in_txn)
+		return 0;
+	if (copy_close(st, err) < 0 || pg_seal_put(st, err) < 0 ||
+	    update_run_times(st, err) < 0 || pg_commit(st, err) < 0) {
+		pg_rollback(st);
+		return -1;
+	}
+	st->pending = 0;
+	return 0;
+}
+
+/* Ends scan scan_id in one transaction (sealed when seal is not NULL).  As pg_end_scan(). */
+static int end_scan(struct pg_store *st, int64_t scan_id, const struct fidx_scan_totals *totals,
+		    uint8_t *seal, struct fidx_error *err)
+{
+	struct pg_scan *c = scan_of(st, scan_id);
+	struct pg_params p = {0};
+	int ended = 0;
+	if (pg_begin(st, err) < 0)
+		return -1;
+	pg_param_int(&p, totals->finished_ns);
+	pg_param_str(&p, totals->status);
+	pg_param_int(&p, (int64_t)totals->entries);
+	pg_param_int(&p, (int64_t)totals->files);
+	pg_param_int(&p, (int64_t)totals->dirs);
+	pg_param_int(&p, (int64_t)totals->bytes);
+	pg_param_int(&p, (int64_t)totals->errors);
+	pg_param_int(&p, (int64_t)totals->reused);
+	pg_param_int(&p, (int64_t)totals->hashed);
+	if (totals->base_scan_id > 0)
+		pg_param_int(&p, totals->base_scan_id);
+	else
+		pg_param_null(&p, PG_INT8);
+	if (c)
+		pg_param_int(&p, run_ns(c));
+	else
+		pg_param_null(&p, PG_INT8);
+	pg_param_int(&p, scan_id);
+	PGresult *res = pg_exec(st, "UPDATE fidx.scan SET finished_ns = $1, status = $2,"
+				" entries = $3, files = $4, dirs = $5, bytes = $6, errors = $7,"
+				" reused = $8, hashed = $9, base_scan_id = coalesce($10, base_scan_id),"
+				" run_ns = coalesce($11, run_ns) WHERE id = $12", &p, "write", err);
+	if (!res)
+		goto fail;
+	int changed = atoi(PQcmdTuples(res));
+	PQclear(res);
+	if (changed != 1) {
+		fidx_fail(err, ENOENT, "cannot write database '%s': no scan %" PRId64,
+			  fidx_quote(st->name), scan_id);
+		goto fail;
+	}
+	if (seal && strcmp(totals->status, "complete") == 0) {
+		if (pg_seal_scan(st, scan_id, seal, err) < 0)
+			goto fail;
+		ended = 1;
+	}
+	if (pg_commit(st, err) < 0)
+		return -1;
+	if ((c = scan_of(st, scan_id)))
+		scan_drop(st, c);
+	return ended;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
+int pg_end_scan(struct fidx_store *base, int64_t scan_id, const struct fidx_scan_totals *totals,
+		uint8_t *seal, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct fidx_error first;
+	int ended;
+	if (pg_flush(base, err) == 0 && (ended = end_scan(st, scan_id, totals, seal, err)) >= 0)
+		return ended;
+	/* Rows lost, or the end refused: the scan did not complete (when the server still listens). */
+	fidx_fail_copy(&first, err);
+	if (strcmp(totals->status, "failed") != 0) {
+		struct fidx_scan_totals failed = *totals;
+		failed.status = "failed";
+		end_scan(st, scan_id, &failed, NULL, NULL);
+	}
+	return fidx_fail_copy(err, &first);
+}
+
+int pg_seal(struct fidx_store *base, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
+	    struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	if (pg_seal_scan(st, scan_id, seal, err) < 0 || pg_commit(st, err) < 0) {
+		pg_rollback(st);
+		return -1;
+	}
+	return 1;
+}
+
+int pg_build_indexes(struct fidx_store *base, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (pg_flush(base, err) < 0)
+		return -1;
+	if (!st->has_schema)
+		return 0;
+	return pg_run(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON fidx.file"
+		      " (scan_id, path)", NULL, "index", err);
+}
+
+int pg_add_digests(struct fidx_store *base, const struct fidx_file_digest *d, size_t n,
+		   struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct pg_params p = {0};
+		pg_param_int(&p, d[i].file_id);
+		pg_param_int(&p, d[i].read_ns);
+		if (d[i].edge_block) {
+			pg_param_int(&p, d[i].edge_block);
+			pg_param_bytes(&p, d[i].edges, sizeof(d[i].edges));
+		} else {
+			pg_param_null(&p, PG_INT8);
+			pg_param_null(&p, PG_BYTEA);
+		}
+		pg_param_bytes(&p, d[i].has_sha256 ? d[i].sha256 : NULL, sizeof(d[i].sha256));
+		if (pg_run(st, "INSERT INTO fidx.file_digest (file_id, read_ns, edge_block, edges,"
+			   " sha256) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (file_id) DO UPDATE SET"
+			   " read_ns = excluded.read_ns,"
+			   " edge_block = coalesce(excluded.edge_block, fidx.file_digest.edge_block),"
+			   " edges = coalesce(excluded.edges, fidx.file_digest.edges),"
+			   " sha256 = coalesce(excluded.sha256, fidx.file_digest.sha256)",
+			   &p, "write", err) < 0) {
+			pg_rollback(st);
+			return -1;
+		}
+	}
+	if (pg_commit(st, err) < 0)
+		return -1;
+	return 0;
+}

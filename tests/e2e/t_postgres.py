@@ -1,0 +1,230 @@
+"""t_postgres.py - fidx with a PostgreSQL store, end to end.
+
+A throwaway server (tests/pg/pgserver.py: its own cluster, SCRAM, TLS on
+loopback) holds a database owned by a login role whose name and password
+hold a quote, a backslash and a space.  Checked:
+
+  * a scan of t_columns' hostile tree (names of every byte, a path longer
+    than PATH_MAX, a FIFO, links, hard links, sparse and empty files, old
+    and far times), every digest, into the server through the unix socket:
+    its rows, read back with psql (the ground truth's reader, not fidx),
+    equal the tree as the OS shows it, column by column, and the scan row
+    counts them;
+  * every query command answers from the server as it answers from a
+    SQLite scan of the same tree (the ids aside, which each store gives);
+  * the seal is intact; a row altered, added and removed with psql is
+    named by fidx verify;
+  * a rescan over TLS with sslmode=verify-full (a URI) reuses the digests;
+  * the password never appears in what fidx prints;
+  * one clear line, exit 2, for a server that is not there, a wrong
+    password, a database that holds no inventory, plain TCP refused.
+"""
+
+import json
+import os
+import re
+import sys
+
+import lib
+from lib import Checker, Truth, compare, run_fidx, truth
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
+import pgserver  # noqa: E402
+import t_columns  # noqa: E402
+
+ALL = "md5,sha1,sha256,sha512,xxh128"
+ROLE = "fidx ingest 'a\\b"
+PASSWORD = "pa ss'wo\\rd-" + "x7Q"
+DB = "fleet"
+BYTES_COLS = ["name", "ext", "link_target"] + lib.DIGESTS
+TEXT_COLS = ["type", "error"]
+INT_COLS = ["size", "blocks", "mode", "uid", "gid", "nlink", "dev", "ino"]
+
+
+def pg_rows(pg, scan_id):
+	"""
+	Reads the file rows of scan scan_id with psql into {path: row} of
+	lib.COLUMNS (as lib.db_rows() gives them) and the paths stored twice.
+	"""
+	def b(c):
+		return "coalesce(encode(%s, 'hex'), 'N')" % c
+
+	def i(c):
+		return "coalesce(%s::text, 'N')" % c
+
+	parts = [b("path")] + [b(c) for c in BYTES_COLS + TEXT_COLS] + [i(c) for c in INT_COLS]
+	for t in lib.TIMES:
+		parts += [i(t + "_ns"), i(t + "_sec"), i(t + "_nsec")]
+	out = pg.psql("SELECT concat_ws('|', %s) FROM fidx.file WHERE scan_id = %d;" %
+		      (", ".join(parts), scan_id), user=ROLE, dbname=DB)
+	rows, dups = {}, []
+	for line in out.splitlines():
+		f = line.split("|")
+		path = bytes.fromhex(f[0])
+		d, k = {}, 1
+		for c in BYTES_COLS + TEXT_COLS:
+			v = None if f[k] == "N" else bytes.fromhex(f[k])
+			d[c] = v.decode("utf-8", "replace") if c in TEXT_COLS and v is not None else v
+			k += 1
+		for c in INT_COLS:
+			d[c] = None if f[k] == "N" else int(f[k])
+			k += 1
+		for t in lib.TIMES:
+			ns, sec, nsec = (None if v == "N" else int(v) for v in f[k:k + 3])
+			d[t + "_ns"] = ns if ns is not None else (
+				None if sec is None else sec * 1000000000 + nsec)
+			k += 3
+		if path in rows:
+			dups.append(path)
+		rows[path] = d
+	return rows, dups
+
+
+def without_ids(text):
+	"""
+	Output with what each store says of itself taken out (the ids it gives
+	its rows, its name in the command line, its library, the database a
+	SQLite scan records in its options), lines sorted.
+	"""
+	lines = []
+	for line in text.split(b"\n"):
+		if re.search(rb"<command_line|<start_time|<library|^## # fidx", line):
+			continue
+		line = re.sub(rb',"database":"[^"]*"', b"", line)
+		line = re.sub(rb'"(id|scan_id|base_scan_id)":\d+', b'"\\1":_', line)
+		line = re.sub(rb"^\d+,\d+,", b"_,_,", line)
+		line = re.sub(rb"\bscan \d+", b"scan _", line)
+		lines.append(line)
+	return sorted(lines)
+
+
+def check_scan_row(chk, pg, want, root):
+	"""The scan row (psql) against the tree."""
+	out = pg.psql("SELECT encode(root, 'hex'), encode(status, 'escape'), entries, files, dirs,"
+		      " bytes, errors, seal IS NOT NULL FROM fidx.scan WHERE id = 1;",
+		      user=ROLE, dbname=DB)
+	f = out.split("|")
+	chk.eq("scan row: root", bytes.fromhex(f[0]), root)
+	chk.eq("scan row: status", f[1], "complete")
+	chk.eq("scan row: entries", int(f[2]), len(want))
+	chk.eq("scan row: files", int(f[3]), sum(1 for r in want.values() if r["type"] == "f"))
+	chk.eq("scan row: dirs", int(f[4]), sum(1 for r in want.values() if r["type"] == "d"))
+	chk.eq("scan row: bytes", int(f[5]),
+	       sum(r["size"] for r in want.values() if r["type"] == "f"))
+	chk.eq("scan row: sealed", f[7], "t")
+
+
+def check_queries(chk, target, sqlite_db):
+	"""Every query command: the server's answer is SQLite's."""
+	commands = [["find", "-l"], ["find", "--json"], ["du"], ["du", "--depth", "3", "--json"], ["stats"],
+		    ["dupes"]]
+	for fmt in ("csv", "jsonl", "sha256sum", "hashdeep", "body", "dfxml"):
+		commands.append(["export", "-f", fmt])
+	a, b = (run_fidx("scans", "--json", "--db", db) for db in (target, sqlite_db))
+	keys = ("root", "status", "host", "entries", "files", "dirs", "bytes", "errors", "hashed")
+	try:
+		mine, theirs = (json.loads(r.out.splitlines()[0]) for r in (a, b))
+		same = all(mine[k] == theirs[k] for k in keys) and len(mine["seal"]) == 64
+	except (ValueError, IndexError, KeyError) as e:
+		same, mine = False, e
+	chk.ok("scans --json: the scan as SQLite has it", same, lib.short(repr(mine)))
+	for cmd in commands:
+		a = run_fidx(*cmd, "--db", target)
+		b = run_fidx(*cmd, "--db", sqlite_db)
+		same = a.rc == b.rc and without_ids(a.out) == without_ids(b.out)
+		chk.ok("%s: the server's answer is SQLite's" % " ".join(cmd), same and a.out,
+		       "rc %d/%d, %d/%d bytes, err %s" % (a.rc, b.rc, len(a.out), len(b.out),
+							 lib.short(a.err)))
+
+
+def check_tamper(chk, pg, target):
+	"""Rows changed behind fidx's back are named by verify."""
+	res = run_fidx("verify", "--scan", "1", "--db", target)
+	chk.ok("verify: intact", res.rc == 0 and b"intact" in res.out, lib.short(res.out + res.err))
+	ids = pg.psql("SELECT id FROM fidx.file WHERE scan_id = 1 AND type = 'f'::bytea"
+		      " ORDER BY id LIMIT 2;", user=ROLE, dbname=DB).split()
+	pg.psql("UPDATE fidx.file SET size = size + 1 WHERE id = %s;"
+		"DELETE FROM fidx.file WHERE id = %s;"
+		"INSERT INTO fidx.file (host_id, id, scan_id, path, name, ext) SELECT host_id,"
+		" 987654321, 1, root || '/planted'::bytea, 'planted'::bytea, ''::bytea"
+		" FROM fidx.scan WHERE id = 1;" % (ids[0], ids[1]), user=ROLE, dbname=DB)
+	res = run_fidx("verify", "--scan", "1", "--db", target)
+	out = res.out.decode("utf-8", "replace")
+	chk.ok("verify: exit 1 after tampering", res.rc == 1, lib.short(res.out + res.err))
+	chk.ok("verify: the altered row named", "row %s altered" % ids[0] in out, out)
+	chk.ok("verify: the removed row named", "row %s removed" % ids[1] in out, out)
+	chk.ok("verify: the planted row named", "row 987654321 added" in out, out)
+
+
+def check_failures(chk, pg, top):
+	"""What cannot be opened is one line, exit 2, and no password."""
+	cases = [
+		("no server there", "host=%s port=1 dbname=x user=u password=%s" %
+		 (pgserver.conninfo_value(pg.socket_dir), pgserver.conninfo_value(PASSWORD)),
+		 "cannot open database"),
+		("a wrong password", pg.conninfo(user=ROLE, password="wrong" + PASSWORD, dbname=DB),
+		 "cannot open database"),
+		("plain TCP (the server asks for TLS)",
+		 pg.conninfo(user=ROLE, dbname=DB, tcp=True) + " sslmode=disable",
+		 "cannot open database"),
+		("a database with no inventory", pg.conninfo(user=ROLE, dbname="postgres"),
+		 "holds no fidx inventory"),
+	]
+	for label, target, says in cases:
+		res = run_fidx("find", "--db", target)
+		err = res.err.decode("utf-8", "replace")
+		chk.ok("%s: exit 2, one line saying so" % label,
+		       res.rc == 2 and err.count("\n") == 1 and says in err, lib.short(res.err))
+		chk.ok("%s: the password is not shown" % label,
+		       PASSWORD.encode() not in res.out + res.err, lib.short(res.err))
+
+
+def main():
+	chk = Checker()
+	with lib.TempDir() as td, pgserver.PgServer() as pg:
+		top = os.fsencode(td.path)
+		os.chmod(td.path, 0o755)
+		pg.create_role(ROLE, PASSWORD)
+		pg.create_database(DB, ROLE)
+		target = pg.conninfo(user=ROLE, dbname=DB)
+		root, _ = t_columns.build(top)
+		lib.settle(root)
+		want = truth(root, Truth(btime=True))
+		with chk.guard("scan into the server"):
+			res = run_fidx("scan", "-q", "--hash", ALL, "--db", target, root, timeout=300)
+			chk.ok("scan: exit 0, nothing on stderr", res.rc == 0 and not res.err,
+			       lib.short(res.err))
+			chk.ok("scan: the password is not shown", PASSWORD.encode() not in res.out,
+			       lib.short(res.out))
+			got, dups = pg_rows(pg, 1)
+			compare(chk, "rows read with psql", got, dups, want)
+			check_scan_row(chk, pg, want, root)
+		sqlite_db = top + b"/same.db"
+		with chk.guard("queries"):
+			res = run_fidx("scan", "-q", "--hash", ALL, "-o", sqlite_db, root, timeout=300)
+			chk.ok("setup: the same tree scanned into SQLite", res.rc == 0, lib.short(res.err))
+			check_queries(chk, target, sqlite_db)
+		with chk.guard("rescan over TLS"):
+			uri = pg.uri(user=ROLE, dbname=DB, tcp=True)  # sslmode=verify-full, the CA's file
+			chk.ok("setup: the URI asks for verify-full", "sslmode=verify-full" in uri, uri)
+			res = run_fidx("scan", "-q", "--db", uri, root, timeout=300)
+			same = run_fidx("scan", "-q", "-o", sqlite_db, root, timeout=300)
+			out = res.out.decode("utf-8", "replace")
+			counts = [re.search(r"(\d+) hashed, (\d+) reused", r.out.decode()) for r in (res, same)]
+			chk.ok("rescan over verify-full TLS: exit 0, the digests reused as SQLite reuses them",
+			       res.rc == 0 and counts[0] and counts[1] and
+			       counts[0].groups() == counts[1].groups() and int(counts[0].group(2)) > 0,
+			       lib.short(res.out + res.err))
+			chk.ok("rescan: the password is not shown", PASSWORD.encode() not in res.out,
+			       out)
+			ssl = pg.psql("SELECT count(*) FROM pg_stat_ssl WHERE ssl;", dbname="postgres")
+			chk.ok("rescan: the server saw TLS connections", ssl != "", ssl)
+		with chk.guard("tampering"):
+			check_tamper(chk, pg, target)
+		with chk.guard("failures"):
+			check_failures(chk, pg, top)
+	chk.done()
+
+
+if __name__ == "__main__":
+	main()
