@@ -23,8 +23,27 @@ struct candidate {
 	bool chosen;          /* selected */
 };
 
+/* Whether scans a and b were made on one host (a fleet's stores hold many). */
+static bool same_host(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
+{
+	return a->host == b->host || (a->host && b->host && strcmp(a->host, b->host) == 0);
+}
+
+/* Whether scans a and b are of one root of one host. */
+static bool same_root(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
+{
+	return same_host(a, b) && strcmp(a->root, b->root) == 0;
+}
+
+/* Whether scan a's root lies in the tree of scan b, on one host. */
+static bool in_tree_of(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
+{
+	return same_host(a, b) && fidx_path_in_tree(a->root, b->root);
+}
+
 /*
- * The default selection (docs/SCHEMA.md, "The scans shown"): per root, its
+ * The default selection (docs/SCHEMA.md, "The scans shown"): per root of each
+ * host, its
  * newest complete scan (with digests, the newest that computed one of them;
  * a root without such a scan is passed over when it lies in the tree of one
  * chosen, else its newest is taken, for the command to say what it lacks);
@@ -34,15 +53,14 @@ struct candidate {
 static void choose_default(struct candidate *c, size_t n, unsigned digests)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *root = c[i].row->root;
 		/* Whether a scan of this root computed the digests asked for. */
 		bool any_usable = false;
 		for (size_t k = 0; k < n && digests; k++)
-			any_usable |= strcmp(c[k].row->root, root) == 0 && (c[k].digests & digests);
+			any_usable |= same_root(c[k].row, c[i].row) && (c[k].digests & digests);
 		bool counts = !digests || !any_usable || (c[i].digests & digests);
 		bool newer = false;
 		for (size_t k = i + 1; k < n && counts && !newer; k++)
-			newer = strcmp(c[k].row->root, root) == 0 &&
+			newer = same_root(c[k].row, c[i].row) &&
 				(!digests || !any_usable || (c[k].digests & digests));
 		c[i].chosen = counts && !newer;
 	}
@@ -51,8 +69,7 @@ static void choose_default(struct candidate *c, size_t n, unsigned digests)
 		if (!c[i].chosen || (c[i].digests & digests))
 			continue;
 		for (size_t k = 0; k < n; k++)
-			if (c[k].chosen && (c[k].digests & digests) &&
-			    fidx_path_in_tree(c[i].row->root, c[k].row->root)) {
+			if (c[k].chosen && (c[k].digests & digests) && in_tree_of(c[i].row, c[k].row)) {
 				c[i].chosen = false;
 				break;
 			}
@@ -60,7 +77,7 @@ static void choose_default(struct candidate *c, size_t n, unsigned digests)
 	/* A chosen scan inside a newer chosen one's tree is shown from that one. */
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = i + 1; k < n && c[i].chosen; k++)
-			if (c[k].chosen && fidx_path_in_tree(c[i].row->root, c[k].row->root))
+			if (c[k].chosen && in_tree_of(c[i].row, c[k].row))
 				c[i].chosen = false;
 }
 
@@ -87,7 +104,7 @@ static int note_hidden(struct fidx_selection *sel, const struct candidate *c, si
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = i + 1; c[i].chosen && k < n; k++) {
-			if (!c[k].chosen || !fidx_path_in_tree(c[k].row->root, c[i].row->root))
+			if (!c[k].chosen || !in_tree_of(c[k].row, c[i].row))
 				continue;
 			/* Once per (scan, root), as a set of them. */
 			bool known = false;

@@ -2,7 +2,8 @@
  * select.h - which scans a query reads: one inventory out of many scans.
  *
  * A database holds every scan ever made into it; a query shows one
- * inventory (docs/SCHEMA.md, "The scans shown").  By default, per root, its
+ * inventory (docs/SCHEMA.md, "The scans shown").  By default, per root (of
+ * each host: a fleet's store holds many), its
  * newest complete scan (with digests asked for, the newest that computed
  * one of them), each path once: a scan whose root lies in the tree of a
  * newer selected scan is dropped, and where the root of a newer scan lies in

@@ -52,6 +52,8 @@ struct fidx_store_ops {
 				   const struct fidx_store_opts *opts, struct fidx_error *err);
 	int (*close)(struct fidx_store *st, struct fidx_error *err);
 	const char *(*name_of)(const struct fidx_store *st);
+	/* The name of target as name_of() would give it, malloc'ed; NULL op: target itself. */
+	char *(*shown)(const char *target);
 	const char *const *(*files)(const struct fidx_store *st);
 	/* Scratch databases are local files: only the last backend (SQLite) has these. */
 	char *(*scratch_new)(const char *prefix, struct fidx_error *err);

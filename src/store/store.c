@@ -61,6 +61,12 @@ const char *fidx_store_name(const struct fidx_store *st)
 	return st->ops->name_of(st);
 }
 
+char *fidx_store_shown(const char *target)
+{
+	const struct fidx_store_ops *ops = backend_of(target);
+	return ops->shown ? ops->shown(target) : strdup(target);
+}
+
 int fidx_store_version(const struct fidx_store *st)
 {
 	return st->version;

@@ -124,6 +124,13 @@ const char *fidx_store_library_of(const struct fidx_store *st);
 /* The database's name, as given to fidx_store_open(). */
 const char *fidx_store_name(const struct fidx_store *st);
 
+/*
+ * The name a store opened on target would have (fidx_store_name()), for a
+ * message written before or without opening it: a server's URI without
+ * its password.  Returns it malloc'ed, or NULL when out of memory.
+ */
+char *fidx_store_shown(const char *target);
+
 /* The schema version of the database (1 .. FIDX_SCHEMA_VERSION). */
 int fidx_store_version(const struct fidx_store *st);
 

@@ -274,3 +274,14 @@ const char *fidx_db_origin(const char *name)
 	const char *env = getenv("FIDX_DB");
 	return name && name == env ? " (from FIDX_DB)" : "";
 }
+
+int fidx_host_arg(const char *arg, void *value)
+{
+	struct fidx_query_args *qa = value;
+	if (qa->nhosts == FIDX_MAX_HOSTS) {
+		fidx_error("--host: at most %d patterns", FIDX_MAX_HOSTS);
+		return -1;
+	}
+	qa->hosts[qa->nhosts++] = arg;
+	return 0;
+}

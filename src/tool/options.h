@@ -83,9 +83,14 @@ int fidx_parse_options(int argc, char **argv, const struct fidx_option *options,
 void fidx_options_help(FILE *out, const struct fidx_option *options, const struct fidx_help *help);
 
 /* The values of the options the query commands share. */
+#define FIDX_MAX_HOSTS 64 /* --host patterns one command takes */
+
 struct fidx_query_args {
 	const char *db;     /* --db FILE, or the positional DB, or NULL for fidx_db_name(NULL) */
 	const char *scan;   /* --scan ID[,ID...], or NULL for the default selection */
+	/* --host PATTERN, repeated: only the scans of hosts one of these globs matches */
+	const char *hosts[FIDX_MAX_HOSTS];
+	size_t nhosts;
 	bool json;          /* --json */
 	bool nul;           /* -0 */
 	bool every_scan;    /* set by the command: without --scan, select every scan
@@ -116,7 +121,16 @@ struct fidx_query_args {
 		      "base64 (\"path_base64\")"),                                               \
 	FIDX_OPT_FLAG('0', "null", &(qa)->nul, "end each path with a NUL byte, not a newline")
 /* The four options of the query commands. */
-#define FIDX_OPT_QUERY(qa) FIDX_OPT_DB(qa), FIDX_OPT_SCAN(qa), FIDX_OPT_OUTPUT(qa)
+/* --host PATTERN, as the query commands take it. */
+#define FIDX_OPT_HOST(qa)                                                                      \
+	FIDX_OPT_CALL(0, "host", "PATTERN", fidx_host_arg, (qa),                                  \
+		      "only the scans made on hosts this glob matches (repeatable: any of them;" \
+		      " a fleet's PostgreSQL store holds many hosts)")
+#define FIDX_OPT_QUERY(qa) FIDX_OPT_DB(qa), FIDX_OPT_SCAN(qa), FIDX_OPT_HOST(qa), \
+	FIDX_OPT_OUTPUT(qa)
+
+/* Adds a --host pattern to the struct fidx_query_args qa.  Returns 0, or -1 after printing why. */
+int fidx_host_arg(const char *arg, void *qa);
 
 /* -b, --bytes: sizes exact, as du and stats take it. */
 #define FIDX_OPT_BYTES(exact) FIDX_OPT_FLAG('b', "bytes", (exact), "exact sizes in bytes, not 1.5 KiB")

@@ -82,6 +82,18 @@ static inline void fidx_out_path(const char *path, bool nul)
 }
 
 /*
+ * Writes "host:" (the host as fidx_out_name() writes a name) when host is
+ * not NULL: the prefix of a path of one host among many (a fleet's store).
+ */
+static inline void fidx_out_host(const char *host)
+{
+	if (!host)
+		return;
+	fidx_out_name(stdout, host);
+	putc_unlocked(':', stdout);
+}
+
+/*
  * Flushes stdout.  Returns 0, or -1 after printing "cannot write output:
  * <why>" when any write failed (once: a later call returns -1 silently).
  * main() calls it after every command, so that no output is lost unnoticed,

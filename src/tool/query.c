@@ -4,6 +4,7 @@
 #include "query.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,9 +92,13 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every, unsi
 		fidx_error("out of memory");
 		return -1;
 	}
+	q->many_hosts = false;
 	for (size_t i = 0; i < q->nscans; i++) {
-		q->ids[i] = q->sel.scans.rows[i].id;
-		q->roots[i] = q->sel.scans.rows[i].root ? q->sel.scans.rows[i].root : "";
+		const struct fidx_scan_row *row = &q->sel.scans.rows[i], *first = &q->sel.scans.rows[0];
+		q->ids[i] = row->id;
+		q->roots[i] = row->root ? row->root : "";
+		q->many_hosts |= row->host != first->host &&
+				 (!row->host || !first->host || strcmp(row->host, first->host) != 0);
 	}
 	if (q->nscans == 0 && !every) {
 		fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans;"
@@ -101,6 +106,41 @@ static int select_scans(struct fidx_query *q, const char *spec, bool every, unsi
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Leaves in q->all only the scans of the hosts a->hosts match (fnmatch
+ * globs), before any selection.  Returns 0, or -1 after printing why (no
+ * scan of such a host).
+ */
+static int keep_hosts(struct fidx_query *q, const struct fidx_query_args *a)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < q->all.n; i++) {
+		struct fidx_scan_row *row = &q->all.rows[i];
+		bool wanted = false;
+		for (size_t k = 0; k < a->nhosts && !wanted && row->host; k++)
+			wanted = fnmatch(a->hosts[k], row->host, 0) == 0;
+		if (wanted)
+			q->all.rows[kept++] = *row;
+		else
+			fidx_scan_row_free(row);
+	}
+	q->all.n = kept;
+	if (!kept) {
+		fidx_error("database '%s'%s has no scan of a host --host names ('fidx scans' lists"
+			   " its hosts)", fidx_quote(q->path), q->origin);
+		return -1;
+	}
+	return 0;
+}
+
+const char *fidx_query_host(const struct fidx_query *q, int64_t scan)
+{
+	if (!q->many_hosts)
+		return NULL;
+	const struct fidx_scan_row *row = fidx_scan_list_find(&q->sel.scans, scan);
+	return row && row->host ? row->host : "";
 }
 
 /* Frees q (its store closed).  NULL is allowed. */
@@ -137,6 +177,10 @@ struct fidx_query *fidx_query_open(const struct fidx_query_args *a, struct fidx_
 			fidx_error("%s", err->msg);
 		goto fail;
 	}
+	/* Named from now on as the store names it (a server without its password). */
+	q->path = fidx_store_name(q->st);
+	if (a->nhosts && keep_hosts(q, a) < 0)
+		goto fail;
 	if (select_scans(q, a->scan, a->every_scan, a->digests) < 0)
 		goto fail;
 	for (size_t i = 0; !a->raw && i < q->nscans; i++)

@@ -44,7 +44,14 @@ struct fidx_query {
 	int64_t *ids;              /* their ids, ascending ... */
 	const char **roots;        /* ... and roots, as sel.scans */
 	size_t nscans;             /* how many (at least 1, unless every_scan) */
+	bool many_hosts;           /* the selected scans were made on more than one host */
 };
+
+/*
+ * The host of selected scan scan when the selection spans many hosts (a
+ * path is then shown as "host:path"), else NULL.
+ */
+const char *fidx_query_host(const struct fidx_query *q, int64_t scan);
 
 /*
  * Decides whether arg, the first argument of a command whose database is

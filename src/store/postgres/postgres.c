@@ -136,6 +136,11 @@ int pg_run(struct pg_store *st, const char *sql, const struct pg_params *params,
 	return res ? 0 : -1;
 }
 
+int pg_ready(struct pg_store *st, struct fidx_error *err)
+{
+	return st->in_copy ? pg_flush(&st->base, err) : 0;
+}
+
 int pg_begin(struct pg_store *st, struct fidx_error *err)
 {
 	if (st->in_txn)
@@ -184,7 +189,7 @@ void pg_rollback(struct pg_store *st)
 int pg_cursor_open(struct pg_store *st, struct pg_cursor *c, const char *sql,
 		   const struct pg_params *params, struct fidx_error *err)
 {
-	if (st->base.mode != FIDX_STORE_READ && pg_flush(&st->base, err) < 0)
+	if (pg_ready(st, err) < 0)
 		return -1;
 	if (!st->in_txn) {
 		const char *begin = st->base.mode == FIDX_STORE_READ ? "BEGIN READ ONLY" : "BEGIN";
@@ -381,8 +386,11 @@ static PGconn *connect_to(struct pg_store *st, struct fidx_error *err)
 static int read_version(struct pg_store *st, int *version, struct fidx_error *err)
 {
 	*version = 0;
-	PGresult *res = pg_exec(st, "SELECT pg_catalog.to_regclass('fidx.meta') IS NOT NULL", NULL,
-				"read", err);
+	/* A query of the catalog, not to_regclass(): its snapshot is the statement's, so
+	 * a schema another process committed while this one waited for the lock is seen. */
+	PGresult *res = pg_exec(st, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c"
+				" JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+				" WHERE n.nspname = 'fidx' AND c.relname = 'meta')", NULL, "read", err);
 	if (!res)
 		return -1;
 	bool there = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 1;
@@ -584,6 +592,7 @@ const struct fidx_store_ops fidx_store_postgres = {
 	.open = pg_open,
 	.close = pg_close,
 	.name_of = pg_name_of,
+	.shown = display_name,
 	.files = pg_files,
 	.begin_scan = pg_begin_scan,
 	.claim_scan = pg_claim_scan,

@@ -151,6 +151,13 @@ const char *pg_first_line(const char *msg, char *buf, size_t size);
 /* Bigint column c of row r of res (0 when NULL). */
 int64_t pg_int(const PGresult *res, int r, int c);
 
+/*
+ * Makes the connection ready for a query: a COPY of rows open is ended and
+ * its batch committed first (no statement can run inside a COPY); an open
+ * transaction otherwise stays.  Returns 0, or -1 with err set.
+ */
+int pg_ready(struct pg_store *st, struct fidx_error *err);
+
 /* Begins a transaction unless one is open.  Returns 0, or -1 with err set. */
 int pg_begin(struct pg_store *st, struct fidx_error *err);
 
@@ -173,8 +180,8 @@ struct pg_cursor {
 
 /*
  * Declares cursor c of sql (with params) in the open transaction, or in
- * one it begins for the cursors (pending rows of a WRITE store are
- * committed first), which the last of them to close commits.  Returns 0,
+ * one it begins for the cursors (pg_ready() first), which the last of them
+ * to close commits.  Returns 0,
  * or -1 with err set.
  */
 int pg_cursor_open(struct pg_store *st, struct pg_cursor *c, const char *sql,

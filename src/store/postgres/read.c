@@ -338,7 +338,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 		 cols, from_clause(rd));
 	pg_param_int(&p, id);
 	param_text(&p, ids);
-	if (st->base.mode != FIDX_STORE_READ && pg_flush(&st->base, err) < 0) {
+	if (pg_ready(st, err) < 0) {
 		free(ids);
 		return -1;
 	}
@@ -544,7 +544,7 @@ int pg_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 	pg_param_str(&p, f->root);
 	snprintf(sql + len, sizeof(sql) - len, " FROM fidx.scan WHERE ($1 = 0 OR id = $1)"
 		 " AND ($2::bytea IS NULL OR root = $2) ORDER BY id");
-	if (st->base.mode != FIDX_STORE_READ && pg_flush(base, err) < 0)
+	if (pg_ready(st, err) < 0)
 		return -1;
 	PGresult *res = pg_exec(st, sql, &p, "read", err);
 	if (!res)

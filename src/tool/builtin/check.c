@@ -92,6 +92,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		FIDX_OPT_STRING(0, "db", "DB", &a->qa.db,
 				"the database: a SQLite file or a PostgreSQL URI or conninfo (default"
 				" $FIDX_DB, else ./fidx.db), as the first argument may name it"),
+		FIDX_OPT_HOST(&a->qa),
 		FIDX_OPT_OUTPUT(&a->qa),
 		FIDX_OPT_DIFF(&a->po.verbose, &ignore, &atime),
 		FIDX_OPT_FLAG(0, "update", &a->update,
@@ -130,8 +131,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 
 /*
  * Finds the baseline: the newest complete scan of PATH's root, or of the
- * newest complete scan's root, into *base (a copy) and the options it was
- * made with into *shape.  Returns 0, or an exit status after printing why.
+ * newest complete scan's root, made on this host (or on the one host that
+ * scanned it), into *base (a copy) and the options it was made with into
+ * *shape.  Returns 0, or an exit status after printing why.
  */
 static int find_baseline(const struct fidx_query *q, const char *path, struct fidx_scan_row *base,
 			 struct fidx_scan_shape *shape)
@@ -159,12 +161,33 @@ static int find_baseline(const struct fidx_query *q, const char *path, struct fi
 			return FIDX_DIFF_EXIT_CONFIG;
 		}
 	}
+	/* The newest of this host's scans of the root; another host's only when every scan
+	 * of it is that one host's (a database made elsewhere, a disk checked here). */
+	char here[256] = "";
+	if (gethostname(here, sizeof(here) - 1) < 0)
+		here[0] = '\0';
+	const struct fidx_scan_row *newest = NULL;
+	bool hosts_differ = false;
 	for (size_t i = q->all.n; i-- > 0 && !found;) {
 		const struct fidx_scan_row *s = &q->all.rows[i];
-		if (s->status && strcmp(s->status, "complete") == 0 &&
-		    fidx_scan_row_of_root(s, root))
+		if (!s->status || strcmp(s->status, "complete") != 0 || !fidx_scan_row_of_root(s, root))
+			continue;
+		if (s->host && strcmp(s->host, here) == 0)
 			found = s;
+		else if (!newest)
+			newest = s;
+		else if (!s->host || !newest->host || strcmp(s->host, newest->host) != 0)
+			hosts_differ = true;
 	}
+	if (!found && newest && hosts_differ) {
+		fidx_error("no complete scan of '%s' made on this host ('%s'), and several hosts"
+			   " have one: name the one to check against with --host", fidx_quote(root),
+			   fidx_quote(here));
+		free(root);
+		return FIDX_DIFF_EXIT_CONFIG;
+	}
+	if (!found)
+		found = newest;
 	if (!found) {
 		fidx_error("no complete scan of '%s' in the database to check against ('fidx"
 			   " scan' makes one)", fidx_quote(root));

@@ -188,6 +188,7 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 		FIDX_OPT_STRING(0, "db", "DB", &qa.db,
 				"the database: a SQLite file or a PostgreSQL URI or conninfo (default"
 				" $FIDX_DB, else ./fidx.db), as the first argument may name it"),
+		FIDX_OPT_HOST(&qa),
 		FIDX_OPT_OUTPUT(&qa),
 		FIDX_OPT_DIFF(&po.verbose, &ignore, &atime),
 		FIDX_OPT_FLAG('q', "quiet", &quiet, "no counts on stderr"),

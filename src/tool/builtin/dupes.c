@@ -269,8 +269,7 @@ static void keep_digests(const struct fidx_dupes *d, const char *path)
 	if (fidx_dupes_store(d, st, &err) < 0)
 		fidx_warn("the digests computed are not kept: %s", err.msg);
 	if (fidx_store_close(st, &err) < 0)
-		fidx_warn("the digests computed are not kept: cannot close database '%s'",
-			  fidx_quote(path));
+		fidx_warn("the digests computed are not kept: %s", err.msg);
 }
 
 /* One run of dupes: what to read, and the store that scanned PATHs into it. */

@@ -270,6 +270,7 @@ int cmd_export(int argc, char **argv, const struct fidx_command *cmd)
 			      " = + - @ TAB or CR (formula injection)"),
 		FIDX_OPT_DB(&qa),
 		FIDX_OPT_SCAN(&qa),
+		FIDX_OPT_HOST(&qa),
 		FIDX_OPT_FLAG(0, "json", &qa.json, "the same as --format jsonl"),
 		FIDX_OPT_FLAG('q', "quiet", &quiet,
 			      "no progress line (else drawn on stderr after half a second, when it"

@@ -370,8 +370,9 @@ struct printer {
 	atomic_uint_least64_t shown;  /* visited, as the progress line reads it */
 };
 
-/* Prints one entry in the -l format. */
-static void print_long(struct printer *pr, const struct fidx_row *row, const char *path)
+/* Prints one entry in the -l format (its path after "host:" when host is not NULL). */
+static void print_long(struct printer *pr, const struct fidx_row *row, const char *host,
+		       const char *path)
 {
 	char perm[11], when[32];
 	if (fidx_row_has(row, FIDX_COL_MODE)) {
@@ -392,6 +393,7 @@ static void print_long(struct printer *pr, const struct fidx_row *row, const cha
 	}
 	/* A symlink shows its target, as ls -l does. */
 	const char *link = fidx_row_text(row, FIDX_COL_LINK_TARGET);
+	fidx_out_host(host);
 	if (link && fidx_row_type(row) == 'l') {
 		fidx_out_name(stdout, path);
 		fputs_unlocked(" -> ", stdout);
@@ -410,10 +412,15 @@ static void json_int(const struct fidx_row *row, const char *key, enum fidx_col 
 		printf(",\"%s\":%" PRId64, key, fidx_row_int(row, c));
 }
 
-/* Prints one entry as a JSON object on its own line. */
-static void print_json(const struct fidx_row *row, int64_t scan, int64_t id, const char *path)
+/* Prints one entry (of host, when not NULL) as a JSON object on its own line. */
+static void print_json(const struct fidx_row *row, int64_t scan, int64_t id, const char *host,
+		       const char *path)
 {
 	printf("{\"scan_id\":%" PRId64 ",\"id\":%" PRId64 ",", scan, id);
+	if (host) {
+		fidx_json_path(stdout, "host", host);
+		putc_unlocked(',', stdout);
+	}
 	fidx_json_path(stdout, "path", path);
 	const char *type = fidx_row_text(row, FIDX_COL_TYPE);
 	fputs(",\"type\":", stdout);
@@ -506,12 +513,15 @@ static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpa
 				continue;
 		}
 		(*found)++;
-		if (pr->json)
-			print_json(row, scan, fidx_row_int(e, FIDX_COL_ID), path);
-		else if (pr->longfmt)
-			print_long(pr, row, path);
-		else
+		const char *host = fidx_query_host(q, scan);
+		if (pr->json) {
+			print_json(row, scan, fidx_row_int(e, FIDX_COL_ID), host, path);
+		} else if (pr->longfmt) {
+			print_long(pr, row, host, path);
+		} else {
+			fidx_out_host(host);
 			fidx_out_path(path, pr->nul);
+		}
 		/* A failed write (a full disk, a closed pipe): stop; fidx_out_end() tells. */
 		if (ferror_unlocked(stdout)) {
 			rc = 0;

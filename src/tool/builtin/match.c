@@ -276,16 +276,21 @@ struct printer {
 };
 
 /*
- * Prints one file: its path, and with -l or --json the digest of algo it was
- * compared by and where the lists hold it (loc, NULL for --not).
+ * Prints one file: its path (after "host:" when host is not NULL), and with
+ * -l or --json the digest of algo it was compared by and where the lists
+ * hold it (loc, NULL for --not).
  */
-static void print_file(const struct printer *pr, const char *path, int64_t scan_id,
-		       enum fidx_digest algo, const uint8_t *digest,
+static void print_file(const struct printer *pr, const char *host, const char *path,
+		       int64_t scan_id, enum fidx_digest algo, const uint8_t *digest,
 		       const struct fidx_hashloc *loc)
 {
 	size_t len = fidx_digest_len(algo);
 	if (pr->json) {
 		fputc('{', stdout);
+		if (host) {
+			fidx_json_path(stdout, "host", host);
+			putc_unlocked(',', stdout);
+		}
 		fidx_json_path(stdout, "path", path);
 		printf(",\"scan_id\":%" PRId64 ",\"algorithm\":\"%s\",\"digest\":", scan_id,
 		       fidx_digest_name(algo));
@@ -309,6 +314,7 @@ static void print_file(const struct printer *pr, const char *path, int64_t scan_
 		else
 			fputs("  -  ", stdout);
 	}
+	fidx_out_host(host);
 	fidx_out_path(path, pr->nul);
 }
 
@@ -378,10 +384,12 @@ static int compare(const struct fidx_query *q, const struct printer *pr, unsigne
 		const char *path = fidx_row_text(row, FIDX_COL_PATH);
 		int64_t scan_id = fidx_row_int(row, FIDX_COL_SCAN_ID);
 		if (!invert && best) {
-			print_file(pr, path, scan_id, best_algo, best_digest, best);
+			print_file(pr, fidx_query_host(q, scan_id), path, scan_id, best_algo,
+				   best_digest, best);
 			c->listed++;
 		} else if (invert && !best) {
-			print_file(pr, path, scan_id, first_algo, first, NULL);
+			print_file(pr, fidx_query_host(q, scan_id), path, scan_id, first_algo, first,
+				   NULL);
 			c->listed++;
 		}
 		/* A failed write (a full disk, a closed pipe): stop; fidx_out_end() tells. */

@@ -639,7 +639,7 @@ static int run_scan(struct scan_job *j, struct fidx_store *st, const struct plan
 	if (!(json = fidx_scan_options_json(j->digests, j->jobs, j->xdev, j->follow, j->no_stat,
 					    j->io, j->a.drop_cache, j->a.excludes, j->a.nexcludes,
 					    fidx_store_files(st)[0]))) {
-		fidx_error("cannot scan into '%s': %s", fidx_quote(j->db), strerror(ENOMEM));
+		fidx_error("cannot scan into '%s': %s", fidx_quote(j->shown), strerror(ENOMEM));
 		return -1;
 	}
 	announce_plan(j, plan);
@@ -731,17 +731,17 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 		fidx_error("cannot make a temporary file for --errors: %s", strerror(errno));
 		goto out;
 	}
+	if (!(j.shown = fidx_store_shown(j.db))) {
+		fidx_error("out of memory");
+		goto out;
+	}
 	int kind = j.a.resume && !j.resume_root ? fidx_store_probe(j.db, NULL) : FIDX_STORE_FIDX;
 	if (kind == FIDX_STORE_NONE || (kind < 0 && errno == ENOENT)) {
-		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(j.db), j.origin);
+		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(j.shown), j.origin);
 		goto out;
 	}
 	if (!(st = fidx_store_open(j.db, FIDX_STORE_WRITE, NULL, &err))) {
 		fidx_error("%s%s", err.msg, j.origin);
-		goto out;
-	}
-	if (!(j.shown = strdup(fidx_store_name(st)))) {
-		fidx_error("out of memory");
 		goto out;
 	}
 	if (make_plan(st, j.db, j.roots, j.nroots, j.a.resume, j.a.rehash, j.digests, j.error_list,
@@ -751,7 +751,7 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 	int closed = fidx_store_close(st, &err);
 	st = NULL;
 	if (closed < 0) {
-		fidx_error("cannot close database '%s'", fidx_quote(j.db));
+		fidx_error("cannot close database '%s'", fidx_quote(j.shown));
 		goto out;
 	}
 	status = report(&j, &result);

@@ -175,6 +175,7 @@ int cmd_scans(int argc, char **argv, const struct fidx_command *cmd)
 	struct fidx_query_args qa = {.every_scan = true};
 	struct fidx_option options[] = {
 		FIDX_OPT_DB(&qa),
+		FIDX_OPT_HOST(&qa),
 		FIDX_OPT_STRING(0, "scan", "ID", &qa.scan,
 				"the scans to list, e.g. 3 or 3,5 (default: every scan, whatever its"
 				" status)"),
