@@ -497,10 +497,17 @@ static int begin_scans(struct scan *s, const char *const *roots, struct fidx_sca
 				.reused = so_far.reused, .hashed = so_far.hashed,
 			};
 		} else {
+			char uuid[FIDX_UUID_TEXT];
+			if (fidx_uuid_new(uuid) < 0) {
+				fidx_fail(&err, errno, "cannot make the scan's UUID: %s",
+					  strerror(errno));
+				note_failure(s, err.msg);
+				return -1;
+			}
 			struct fidx_scan_info info = {
 				.root = roots[r], .host = sys.host, .os = sys.os, .kernel = sys.kernel,
 				.arch = sys.arch, .version = FIDX_VERSION,
-				.options = opts->options_json, .started_ns = fidx_now_ns(),
+				.options = opts->options_json, .started_ns = fidx_now_ns(), .uuid = uuid,
 			};
 			if ((s->scan_ids[r] = fidx_store_begin_scan(s->store, &info, &err)) < 0) {
 				note_failure(s, err.msg);

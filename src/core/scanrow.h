@@ -45,9 +45,10 @@
 	X(BASE_SCAN_ID, base_scan_id, INT)        \
 	X(PID, pid, INT)                          \
 	X(SEAL, seal, DIGEST)                     \
-	X(RUN_NS, run_ns, INT)
+	X(RUN_NS, run_ns, INT)                    \
+	X(UUID, uuid, TEXT)
 
-/* The columns: FIDX_SCOL_ID ... FIDX_SCOL_RUN_NS. */
+/* The columns: FIDX_SCOL_ID ... FIDX_SCOL_UUID. */
 enum fidx_scol {
 #define FIDX_X(NAME, name, KIND) FIDX_SCOL_##NAME,
 	FIDX_SCAN_COLUMNS(FIDX_X)

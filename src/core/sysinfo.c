@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,4 +154,23 @@ unsigned fidx_usable_cpus(void)
 		return CPU_COUNT(&set);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
+}
+
+int fidx_uuid_new(char out[FIDX_UUID_TEXT])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		got += n > 0 ? (size_t)n : 0;
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* the RFC's variant */
+	snprintf(out, FIDX_UUID_TEXT,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+	return 0;
 }

@@ -33,6 +33,16 @@ int64_t fidx_now_ns(void);
  */
 int fidx_writer_alive(int64_t pid, const char *host);
 
+/* Bytes of a UUID as text ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx") with its NUL. */
+#define FIDX_UUID_TEXT 37
+
+/*
+ * Writes a new random UUID (RFC 9562 version 4, from getrandom()) as lower-case
+ * text into out: a scan's identity across stores.  Returns 0, or -1 with
+ * errno set when the kernel gives no random bytes.
+ */
+int fidx_uuid_new(char out[FIDX_UUID_TEXT]);
+
 /* Returns CLOCK_MONOTONIC in ns: for durations. */
 int64_t fidx_monotonic_ns(void);
 

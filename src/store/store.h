@@ -60,7 +60,7 @@
 struct fidx_store;
 
 /* The schema version this fidx writes and reads (docs/SCHEMA.md). */
-#define FIDX_SCHEMA_VERSION 4
+#define FIDX_SCHEMA_VERSION 5
 
 /* What a store is opened for (above). */
 enum fidx_store_mode { FIDX_STORE_READ, FIDX_STORE_WRITE, FIDX_STORE_SCRATCH };
@@ -167,6 +167,7 @@ struct fidx_scan_info {
 	const char *version;  /* fidx version */
 	const char *options;  /* JSON object of the options used */
 	int64_t started_ns;   /* start, ns since the epoch (UTC) */
+	const char *uuid;     /* the scan's identity across stores (fidx_uuid_new()) */
 };
 
 /* What a scan row says when it ends. */

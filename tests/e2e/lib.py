@@ -507,6 +507,8 @@ OLDER_VERSIONS = {
 	     "path_trigram"}, 16, 25),
 	3: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
 	     "path_trigram", "file_seal"}, 21, 26),
+	4: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
+	     "path_trigram", "file_seal", "local_time"}, 22, 34),
 }
 
 

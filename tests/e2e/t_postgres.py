@@ -128,6 +128,10 @@ def check_queries(chk, target, sqlite_db):
 	except (ValueError, IndexError, KeyError) as e:
 		same, mine = False, e
 	chk.ok("scans --json: the scan as SQLite has it", same, lib.short(repr(mine)))
+	uuid4 = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+	chk.ok("scans --json: each store gave its scan a UUID of its own (version 4)",
+	       same and all(re.match(uuid4, r["uuid"]) for r in (mine, theirs)) and
+	       mine["uuid"] != theirs["uuid"], lib.short(repr(mine)))
 	for cmd in commands:
 		a = run_fidx(*cmd, "--db", target)
 		b = run_fidx(*cmd, "--db", sqlite_db)

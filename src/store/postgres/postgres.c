@@ -68,6 +68,15 @@ void pg_param_bytes(struct pg_params *p, const void *v, size_t n)
 	p->types[i] = PG_BYTEA;
 }
 
+void pg_param_text(struct pg_params *p, const char *s)
+{
+	int i = p->n++;
+	p->values[i] = s;
+	p->lengths[i] = 0;
+	p->formats[i] = 0;
+	p->types[i] = 0;
+}
+
 void pg_param_null(struct pg_params *p, Oid type)
 {
 	pg_param_bytes(p, NULL, 0);

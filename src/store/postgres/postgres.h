@@ -110,6 +110,9 @@ void pg_param_bytes(struct pg_params *p, const void *v, size_t n);
 /* Adds a bytea parameter of the string s (NULL: SQL NULL). */
 void pg_param_str(struct pg_params *p, const char *s);
 
+/* Adds a text parameter that the server parses (an array literal, a UUID; NULL: SQL NULL). */
+void pg_param_text(struct pg_params *p, const char *s);
+
 /* Adds a NULL parameter of type (20: bigint, 17: bytea). */
 void pg_param_null(struct pg_params *p, Oid type);
 

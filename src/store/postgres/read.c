@@ -178,16 +178,6 @@ static char *id_array(const int64_t *ids, size_t n)
 	return s;
 }
 
-/* Adds a text parameter (the server parses it: an array literal). */
-static void param_text(struct pg_params *p, const char *s)
-{
-	int i = p->n++;
-	p->values[i] = s;
-	p->lengths[i] = 0;
-	p->formats[i] = 0;
-	p->types[i] = 0;
-}
-
 /* ------------------------------------------------------------ row iterator --- */
 
 struct pg_rows {
@@ -222,7 +212,7 @@ struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query 
 	select_list(&it->rd, cols, sizeof(cols));
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.scan_id = ANY($1::bigint[])",
 				      cols, from_clause(&it->rd));
-	param_text(&p, it->ids);
+	pg_param_text(&p, it->ids);
 	if (q->under) {
 		/* The tree of under: itself, and what sorts from "under/" to "under0". */
 		size_t n = strlen(q->under);
@@ -337,7 +327,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 	snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.id = $1 AND f.scan_id = ANY($2::bigint[])",
 		 cols, from_clause(rd));
 	pg_param_int(&p, id);
-	param_text(&p, ids);
+	pg_param_text(&p, ids);
 	if (pg_ready(st, err) < 0) {
 		free(ids);
 		return -1;
@@ -535,9 +525,11 @@ int pg_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 	if (!st->has_schema)
 		return 0;
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
+	/* The UUID as its text: the scan rows hold it as fidx writes it. */
 #define FIDX_X(NAME, name, KIND) \
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s " #name, \
-				FIDX_SCOL_##NAME ? "," : "");
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", FIDX_SCOL_##NAME ? "," : "", \
+				FIDX_SCOL_##NAME == FIDX_SCOL_UUID ? "convert_to(uuid::text, 'UTF8')" \
+				: #name);
 	FIDX_SCAN_COLUMNS(FIDX_X)
 #undef FIDX_X
 	pg_param_int(&p, f->id);
@@ -592,7 +584,7 @@ uint64_t pg_count(struct fidx_store *base, const int64_t *scans, size_t n, bool 
 	uint64_t count = 0;
 	if (!ids || !n)
 		goto out;
-	param_text(&p, ids);
+	pg_param_text(&p, ids);
 	PGresult *res = pg_exec(st, files
 				? "SELECT sum(coalesce(s.files, (SELECT count(*) FROM fidx.file f"
 				  " WHERE f.scan_id = s.id AND f.type = 'f'::bytea)))::bigint"

@@ -115,9 +115,10 @@ int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info
 		pg_param_str(&p, text[i]);
 	pg_param_int(&p, info->started_ns);
 	pg_param_int(&p, getpid());
+	pg_param_text(&p, info->uuid);
 	res = pg_exec(st, "INSERT INTO fidx.scan (host_id, root, host, os, kernel, arch, version,"
-		      " options, status, started_ns, pid)"
-		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+		      " options, status, started_ns, pid, uuid)"
+		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid) RETURNING id",
 		      &p, "write", err);
 	if (!res)
 		goto fail;

@@ -706,7 +706,7 @@ static enum fidx_rowcheck_rule scan_rule(enum fidx_scol c, int *len)
 	case FIDX_SCOL_STATUS: return FIDX_RULE_STATUS;
 	case FIDX_SCOL_SEAL: *len = FIDX_SEAL_LEN; return FIDX_RULE_DIGEST;
 	case FIDX_SCOL_HOST: case FIDX_SCOL_OS: case FIDX_SCOL_KERNEL: case FIDX_SCOL_ARCH:
-	case FIDX_SCOL_VERSION: case FIDX_SCOL_OPTIONS:
+	case FIDX_SCOL_VERSION: case FIDX_SCOL_OPTIONS: case FIDX_SCOL_UUID:
 		return FIDX_RULE_TEXT;
 	default: return FIDX_RULE_INT;
 	}
@@ -783,11 +783,12 @@ int sqlite_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 	int rc;
 
 	fidx_scan_list_free(out);
-	/* Columns a version added are NULL before it (3: reused ... seal, 4: run_ns). */
+	/* Columns a version added are NULL before it (3: reused ... seal, 4: run_ns, 5: uuid). */
 	len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
 	for (int c = 0; c < FIDX_NSCAN_COLUMNS; c++) {
 		bool there = (c < FIDX_SCOL_REUSED || st->base.version >= 3) &&
-			     (c != FIDX_SCOL_RUN_NS || st->base.version >= 4);
+			     (c != FIDX_SCOL_RUN_NS || st->base.version >= 4) &&
+			     (c != FIDX_SCOL_UUID || st->base.version >= 5);
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", c ? "," : "",
 					there ? scan_names[c] : "NULL");
 	}

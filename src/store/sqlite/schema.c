@@ -289,6 +289,20 @@ const char fidx_schema_sql[] =
 	"  (s.root > o.root || '/' AND s.root < o.root || '0')));\n"
 
 /*
+ * Version 5: each scan's UUID, its identity across stores (a scan pushed to a
+ * server twice is stored once).  Scans made before get a random one (version
+ * 4, RFC 9562) when the database is migrated.  The UUID is not sealed: a
+ * sealed scan keeps its seal through the migration.
+ */
+#define RANDOM_HEX(bytes) "lower(hex(randomblob(" #bytes ")))"
+#define SCHEMA_V5_SQL \
+	"ALTER TABLE scan ADD COLUMN uuid TEXT;\n" \
+	"UPDATE scan SET uuid = " RANDOM_HEX(4) " || '-' || " RANDOM_HEX(2) " || '-4'" \
+	" || substr(" RANDOM_HEX(2) ", 2) || '-' || substr('89ab', abs(random() % 4) + 1, 1)" \
+	" || substr(" RANDOM_HEX(2) ", 2) || '-' || " RANDOM_HEX(6) ";\n" \
+	"CREATE UNIQUE INDEX scan_uuid ON scan (uuid);\n"
+
+/*
  * fidx_schema_migrations[v - 1] takes a database from version v to v + 1.  A
  * new database gets fidx_schema_sql and then every step, so that each addition is
  * written once and a new database equals a migrated one.  Steps only add
@@ -302,6 +316,8 @@ const char *const fidx_schema_migrations[FIDX_SCHEMA_VERSION - 1] = {
 	SCAN_V3_SQL,
 	/* 3 -> 4 */
 	SCHEMA_V4_SQL,
+	/* 4 -> 5 */
+	SCHEMA_V5_SQL,
 };
 
 char *fidx_schema_table_columns(sqlite3 *db, const char *name)

@@ -330,7 +330,8 @@ int64_t sqlite_begin_scan(struct fidx_store *base, const struct fidx_scan_info *
 		return -1;
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO scan (root, host, os, kernel, arch, version, options,"
-			       " started_ns, status, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+			       " started_ns, status, pid, uuid)"
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
 			       -1, &s, NULL) != SQLITE_OK)
 		return sqlite_fail(st, err, "prepare");
 	const char *text[] = {info->root, info->host, info->os, info->kernel,
@@ -339,6 +340,7 @@ int64_t sqlite_begin_scan(struct fidx_store *base, const struct fidx_scan_info *
 		sqlite3_bind_text(s, i + 1, text[i], -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 8, info->started_ns);
 	sqlite3_bind_int64(s, 9, getpid());
+	sqlite3_bind_text(s, 10, info->uuid, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) != SQLITE_DONE) {
 		sqlite3_reset(s);
 		sqlite_fail(st, err, "write");

@@ -172,7 +172,8 @@ static int find_baseline(const struct fidx_query *q, const char *path, struct fi
 		const struct fidx_scan_row *s = &q->all.rows[i];
 		if (!s->status || strcmp(s->status, "complete") != 0 || !fidx_scan_row_of_root(s, root))
 			continue;
-		if (s->host && strcmp(s->host, here) == 0)
+		/* A damaged row's host cannot be trusted: it is taken, for its damage to be told. */
+		if (s->damage || (s->host && strcmp(s->host, here) == 0))
 			found = s;
 		else if (!newest)
 			newest = s;

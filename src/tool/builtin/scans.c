@@ -105,7 +105,9 @@ static void json_text(const char *key, const char *value)
 static void print_json(const struct fidx_scan_row *s)
 {
 	char when[32];
-	printf("{\"id\":%" PRId64 ",", s->id);
+	printf("{\"id\":%" PRId64, s->id);
+	json_text("uuid", s->uuid);
+	putc_unlocked(',', stdout);
 	fidx_json_path(stdout, "root", s->root ? s->root : "");
 	/* The status as recorded; "alive" says whether a running scan's process is. */
 	int alive;
