@@ -78,6 +78,14 @@ struct fidx_store_ops {
 	int (*add_digests)(struct fidx_store *st, const struct fidx_file_digest *d, size_t n,
 			   struct fidx_error *err);
 
+	/* Pushing (NULL: this backend takes no pushes). */
+	int (*push_begin)(struct fidx_store *st, const struct fidx_scan_row *scan,
+			  struct fidx_push_state *ps, struct fidx_error *err);
+	int (*push_row)(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
+			struct fidx_error *err);
+	int (*push_end)(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
+			struct fidx_error *err);
+
 	/* Reading. */
 	int (*scans)(struct fidx_store *st, const struct fidx_scan_filter *f,
 		     struct fidx_scan_list *out, struct fidx_error *err);

@@ -10,6 +10,7 @@
  */
 #include "backend.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,28 @@ int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest 
 			   struct fidx_error *err)
 {
 	return st->ops->add_digests(st, d, n, err);
+}
+
+int fidx_store_push_begin(struct fidx_store *st, const struct fidx_scan_row *scan,
+			  struct fidx_push_state *ps, struct fidx_error *err)
+{
+	if (!st->ops->push_begin)
+		return fidx_fail(err, EOPNOTSUPP, "cannot push into '%s': a scan is pushed to a"
+				 " server (postgresql://...), not to a %s store",
+				 fidx_quote(fidx_store_name(st)), st->ops->name);
+	return st->ops->push_begin(st, scan, ps, err);
+}
+
+int fidx_store_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
+			struct fidx_error *err)
+{
+	return st->ops->push_row(st, scan_id, row, err);
+}
+
+int fidx_store_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
+			struct fidx_error *err)
+{
+	return st->ops->push_end(st, scan_id, scan, err);
 }
 
 int fidx_store_scans(struct fidx_store *st, const struct fidx_scan_filter *f,

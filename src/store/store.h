@@ -280,6 +280,48 @@ struct fidx_file_digest {
 int fidx_store_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size_t n,
 			   struct fidx_error *err);
 
+/* ------------------------------------------------------------- pushing --- */
+
+/*
+ * `fidx push` copies complete scans of one store into a server's, keeping
+ * what their seals are made of: a pushed scan's rows and scan row give the
+ * lines they gave where they were made (their ids there included), so its
+ * seal is checked on the server's rows.  Only a server's store takes pushes
+ * (EOPNOTSUPP from others).
+ */
+
+/* Where a scan stands in the store it is pushed to. */
+struct fidx_push_state {
+	int64_t scan_id;      /* its id in this store */
+	bool complete;        /* it is there whole already: nothing to push */
+	int64_t after;        /* a push cut off: its rows up to this id (the id where it was
+				 made) are there; 0 for none */
+};
+
+/*
+ * Finds scan (a complete scan of another store, with its UUID) by its UUID,
+ * or begins it: its scan row as it is but for its status (running until
+ * fidx_store_push_end()).  Fills *ps.  Returns 0, or -1 with err set.
+ */
+int fidx_store_push_begin(struct fidx_store *st, const struct fidx_scan_row *scan,
+			  struct fidx_push_state *ps, struct fidx_error *err);
+
+/*
+ * Adds row (every file column, as the other store holds it: its id there)
+ * to scan scan_id being pushed, in batches as fidx_store_add().  Returns 0,
+ * or -1 with err set.
+ */
+int fidx_store_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
+			struct fidx_error *err);
+
+/*
+ * Ends the push of scan_id: commits its rows and writes the rest of its scan
+ * row as scan has it (its totals, its status, its seal).  Returns 0, or -1
+ * with err set.  fidx_store_verify() then checks the seal on the rows pushed.
+ */
+int fidx_store_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
+			struct fidx_error *err);
+
 /* ------------------------------------------------------------- reading --- */
 
 /* The statuses of a scan, as bits of a filter. */

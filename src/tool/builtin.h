@@ -63,6 +63,8 @@ struct fidx_command {
 	X(check, "the live tree against its newest complete scan, as diff reports", \
 	  FIDX_DIFF_EXIT_WRITE, FIDX_DIFF_EXIT_READ, FIDX_CMD_CRYPTO) \
 	X(verify, "recompute the seal of scans; name rows altered, added, removed", 2, 2, \
+	  FIDX_CMD_CRYPTO) \
+	X(push, "copy complete scans into a PostgreSQL server, seals checked there", 2, 2, \
 	  FIDX_CMD_CRYPTO)
 
 /* int cmd_NAME(argc, argv, cmd): runs the command (argv[0] is its name); returns its exit status. */

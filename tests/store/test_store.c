@@ -7,7 +7,8 @@
  * from, the scan row with the facts it began and ended with.  Covered:
  * a round trip of every kind of record (odd bytes, all digests, a link, an
  * entry without metadata); rows committed per batch and visible to a reader
- * at once, pending rows rolled back on close; two scans in one database; a
+ * at once, pending rows rolled back on close; two scans in one database; rows
+ * in id order and in path order, whatever order they were written in; a
  * database created and left without a scan is not left behind.
  *
  * The target each test opens comes from one place, target_new() in
@@ -371,6 +372,56 @@ static void test_two_scans(void **state)
 }
 
 /*
+ * FIDX_ROWS_ID gives ascending ids and FIDX_ROWS_PATH byte order of paths,
+ * whatever the order the rows were written in (here the reverse of both).
+ */
+static void test_orders(void **state)
+{
+	struct target *t = *state;
+	struct fidx_store *st = must_open(t->name, FIDX_STORE_WRITE, 0);
+	char path[32];
+	/* Another scan first, larger: a store may read a small scan by an index of paths. */
+	int64_t other = must_begin(st, "/p");
+	for (int i = 0; i < 400; i++) {
+		snprintf(path, sizeof(path), "/p/f%03d", i);
+		add_path(st, other, path);
+	}
+	must_end_complete(st, other, 400);
+	int64_t scan = must_begin(st, "/o");
+	for (int i = 40; i-- > 0;) {
+		snprintf(path, sizeof(path), "/o/f%02d", i);
+		add_path(st, scan, path);
+	}
+	must_end_complete(st, scan, 40);
+	must_build_indexes(st);
+	const char *root = "/o";
+	for (int order = FIDX_ROWS_PATH; order <= FIDX_ROWS_ID; order++) {
+		struct fidx_rows_query q = {.scans = &scan, .roots = &root, .nscans = 1,
+					    .columns = FIDX_COLUMN(FIDX_COL_PATH), .order = order};
+		struct fidx_rows *it = fidx_store_rows(st, &q, &err);
+		if (!it)
+			fail_msg("fidx_store_rows: %s", err.msg);
+		const struct fidx_row *row;
+		int64_t last_id = INT64_MIN;
+		char last_path[32] = "";
+		int n = 0;
+		while ((row = next_row(it))) {
+			const char *p = fidx_row_text(row, FIDX_COL_PATH);
+			if (order == FIDX_ROWS_ID)
+				assert_true(fidx_row_int(row, FIDX_COL_ID) > last_id);
+			else
+				assert_true(strcmp(p, last_path) > 0);
+			last_id = fidx_row_int(row, FIDX_COL_ID);
+			snprintf(last_path, sizeof(last_path), "%s", p);
+			n++;
+		}
+		assert_int_equal(n, 40);
+		fidx_rows_close(it);
+	}
+	must_close(st);
+}
+
+/*
  * A WRITE store that creates its database and begins no scan in it leaves
  * nothing behind; one that begins a scan leaves the database, with its scan.
  */
@@ -404,6 +455,7 @@ int main(void)
 		TARGET_TEST(test_roundtrip),
 		TARGET_TEST(test_batches),
 		TARGET_TEST(test_two_scans),
+		TARGET_TEST(test_orders),
 		TARGET_TEST(test_unused_removed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

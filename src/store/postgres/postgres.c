@@ -535,9 +535,9 @@ static char *schema_sql(void)
 			 " version bytea, options bytea, started_ns bigint, finished_ns bigint,"
 			 " status bytea, entries bigint, files bigint, dirs bigint, bytes bigint,"
 			 " errors bigint, reused bigint, hashed bigint, base_scan_id bigint,"
-			 " pid bigint, seal bytea, run_ns bigint);"
+			 " pid bigint, seal bytea, run_ns bigint, origin_id bigint);"
 			 "CREATE SEQUENCE fidx.file_id INCREMENT BY " PG_STR(PG_ID_BLOCK) ";"
-			 "CREATE TABLE fidx.file (host_id bigint NOT NULL");
+			 "CREATE TABLE fidx.file (host_id bigint NOT NULL, origin_id bigint");
 	for (size_t i = 0; ok && i < FIDX_SEAL_FILE_FIELDS; i++) {
 		const struct fidx_seal_column *c = &fidx_seal_file_columns[i];
 		ok = append(&s, &len, ", ") && append(&s, &len, c->name) &&
@@ -613,6 +613,9 @@ const struct fidx_store_ops fidx_store_postgres = {
 	.seal = pg_seal,
 	.build_indexes = pg_build_indexes,
 	.add_digests = pg_add_digests,
+	.push_begin = pg_push_begin,
+	.push_row = pg_push_row,
+	.push_end = pg_push_end,
 	.scans = pg_scans,
 	.rows = pg_rows,
 	.rows_next = pg_rows_next,

@@ -48,6 +48,8 @@
 /* A scan this store is writing (begun or resumed, not yet ended). */
 struct pg_scan {
 	int64_t id;                 /* scan.id */
+	int64_t sealed_id;          /* the id its seal gives it: where it was made (a pushed
+				       scan's origin_id), else id */
 	int64_t host_id;            /* host.id of its host */
 	int64_t ran_before_ns;      /* run_ns of its earlier runs (a resumed scan) */
 	int64_t started_mono;       /* this run's start, fidx_monotonic_ns() */
@@ -217,6 +219,12 @@ int pg_seal(struct fidx_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
 int pg_build_indexes(struct fidx_store *st, struct fidx_error *err);
 int pg_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size_t n,
 		   struct fidx_error *err);
+int pg_push_begin(struct fidx_store *st, const struct fidx_scan_row *scan,
+		  struct fidx_push_state *ps, struct fidx_error *err);
+int pg_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
+		struct fidx_error *err);
+int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
+		struct fidx_error *err);
 
 /* ---- read.c ---- */
 

@@ -27,10 +27,12 @@ const char *pg_seal_columns(void)
 {
 	static char list[1024];
 	if (!list[0]) {
-		size_t len = 0;
-		for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sf.%s",
-						i ? ", " : "", fidx_seal_file_columns[i].name);
+		/* A pushed row's ids are those it had where it was made. */
+		size_t len = (size_t)snprintf(list, sizeof(list), "coalesce(f.origin_id, f.id),"
+					      " coalesce(s.origin_id, f.scan_id)");
+		for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, ", f.%s",
+						fidx_seal_file_columns[i].name);
 	}
 	return list;
 }
@@ -101,14 +103,21 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err)
 	return 0;
 }
 
-/* Declares c over the seal fields of scan_id's rows in id order (then path, id). */
+/* The column of file_rows()' rows that holds the row's id in this store. */
+#define ID_HERE FIDX_SEAL_FILE_FIELDS
+
+/*
+ * Declares c over scan_id's rows in the order of the ids sealed (those
+ * where a pushed scan was made): their seal fields, then their id here.
+ */
 static int file_rows(struct pg_store *st, int64_t scan_id, struct pg_cursor *c,
 		     struct fidx_error *err)
 {
 	char sql[1400];
 	struct pg_params p = {0};
 	pg_param_int(&p, scan_id);
-	snprintf(sql, sizeof(sql), "SELECT %s FROM fidx.file f WHERE f.scan_id = $1 ORDER BY f.id",
+	snprintf(sql, sizeof(sql), "SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
+		 " ON s.id = f.scan_id WHERE f.scan_id = $1 ORDER BY coalesce(f.origin_id, f.id)",
 		 pg_seal_columns());
 	return pg_cursor_open(st, c, sql, &p, err);
 }
@@ -120,9 +129,10 @@ static int file_rows(struct pg_store *st, int64_t scan_id, struct pg_cursor *c,
 static PGresult *scan_row(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
 {
 	char sql[1024];
-	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
-	for (size_t i = 0; i < FIDX_SEAL_SCAN_FIELDS; i++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", i ? "," : "",
+	/* A pushed scan's id is the one it had where it was made. */
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT coalesce(origin_id, id)");
+	for (size_t i = 1; i < FIDX_SEAL_SCAN_FIELDS; i++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s",
 					fidx_seal_scan_columns[i].name);
 	snprintf(sql + len, sizeof(sql) - len, ", seal, status FROM fidx.scan WHERE id = $1");
 	struct pg_params p = {0};
@@ -160,7 +170,7 @@ static int read_back(struct pg_store *st, struct pg_scan *c, struct fidx_error *
 			pg_seal_fields(res, r, 0, f);
 			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
 					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
-			    pg_seal_row(st, c, pg_int(res, r, 0), err) < 0)
+			    pg_seal_row(st, c, pg_int(res, r, ID_HERE), err) < 0)
 				n = -1;
 		}
 		PQclear(res);
@@ -354,7 +364,7 @@ static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *
 				n = -1;
 				break;
 			}
-			struct sealed key = {.id = pg_int(res, i, 0)};
+			struct sealed key = {.id = pg_int(res, i, ID_HERE)};
 			struct sealed *k = bsearch(&key, kept, (size_t)nkept, sizeof(*kept), by_id);
 			if (k && !k->seen && memcmp(k->hash, hash, sizeof(hash)) == 0) {
 				k->seen = true;

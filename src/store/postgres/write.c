@@ -66,8 +66,8 @@ static struct pg_scan *scan_follow(struct pg_store *st, int64_t id, int64_t host
 		st->capscans = cap;
 	}
 	struct pg_scan *c = &st->scans[st->nscans];
-	*c = (struct pg_scan){.id = id, .host_id = host_id, .ran_before_ns = ran_before,
-			      .started_mono = fidx_monotonic_ns()};
+	*c = (struct pg_scan){.id = id, .sealed_id = id, .host_id = host_id,
+			      .ran_before_ns = ran_before, .started_mono = fidx_monotonic_ns()};
 	if (!(c->sum = fidx_seal_sum_new(err)))
 		return NULL;
 	st->nscans++;
@@ -270,7 +270,7 @@ static int copy_open(struct pg_store *st, struct fidx_error *err)
 		PQclear(res);
 	}
 	char sql[1024];
-	size_t len = (size_t)snprintf(sql, sizeof(sql), "COPY fidx.file (host_id");
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "COPY fidx.file (host_id, origin_id");
 	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s",
 					fidx_seal_file_columns[i].name);
@@ -336,6 +336,51 @@ static void copy_field(struct pg_store *st, const struct fidx_seal_field *f)
 	}
 }
 
+/*
+ * Sends one file row of scan c, whose fields f are the values stored (f[0]
+ * its id here, f[1] its scan here), and adds its line to c's seal: the line
+ * of f, or for a pushed row (origin_id not 0) the line it had where it was
+ * made, with origin_id and c->sealed_id in place of the ids here.  Commits
+ * a full batch.  Returns 0, or -1 with err set (the batch rolled back).
+ */
+static int send_row(struct pg_store *st, struct pg_scan *c, struct fidx_seal_field *f,
+		    int64_t origin_id, struct fidx_error *err)
+{
+	int64_t id = f[0].i;
+	/* The tuple: its field count, the host, the origin's id, then the seal's fields. */
+	size_t need = 2 + 2 * 12;
+	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+		need += 12 + (f[i].kind == FIDX_SEAL_BYTES ? f[i].n : 0);
+	if (!copy_room(st, need)) {
+		fidx_fail_nomem(err);
+		goto fail;
+	}
+	uint16_t nfields = htons(2 + FIDX_SEAL_FILE_FIELDS);
+	memcpy(st->copy + st->ncopy, &nfields, 2);
+	st->ncopy += 2;
+	copy_field(st, &(struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = c->host_id});
+	copy_field(st, &(struct fidx_seal_field){.kind = origin_id ? FIDX_SEAL_INT : FIDX_SEAL_NULL,
+						 .i = origin_id});
+	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
+		copy_field(st, &f[i]);
+	if (origin_id) {
+		f[0].i = origin_id;
+		f[1].i = c->sealed_id;
+	}
+	if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+			   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+	    pg_seal_row(st, c, id, err) < 0)
+		goto fail;
+	if (st->ncopy >= COPY_CHUNK && copy_send(st, err) < 0)
+		goto fail;
+	if (++st->pending >= st->batch_rows || st->next_id == st->end_id)
+		return pg_flush(&st->base, err);
+	return 0;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
 int pg_add(struct fidx_store *base, const struct fidx_record *rec, struct fidx_error *err)
 {
 	struct pg_store *st = pg_of(base);
@@ -346,39 +391,15 @@ int pg_add(struct fidx_store *base, const struct fidx_record *rec, struct fidx_e
 	if (!c)
 		return fidx_fail(err, EINVAL, "cannot write database '%s': scan %" PRId64
 				 " is not being written", fidx_quote(st->name), rec->scan_id);
-	if (!st->in_copy && copy_open(st, err) < 0)
-		goto fail;
+	if (!st->in_copy && copy_open(st, err) < 0) {
+		pg_rollback(st);
+		return -1;
+	}
 	fidx_row_of_record(rec, &row);
-	int64_t id = st->next_id++;
-	row.v[FIDX_COL_ID].i = id;
+	row.v[FIDX_COL_ID].i = st->next_id++;
 	row.has |= FIDX_COLUMN(FIDX_COL_ID);
 	fidx_seal_file_fields(&row, f);
-	/* The tuple: its field count, the host, then the fields of the seal's line. */
-	size_t need = 2 + 12;
-	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
-		need += 12 + (f[i].kind == FIDX_SEAL_BYTES ? f[i].n : 0);
-	if (!copy_room(st, need)) {
-		fidx_fail_nomem(err);
-		goto fail;
-	}
-	uint16_t nfields = htons(1 + FIDX_SEAL_FILE_FIELDS);
-	memcpy(st->copy + st->ncopy, &nfields, 2);
-	st->ncopy += 2;
-	copy_field(st, &(struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = c->host_id});
-	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
-		copy_field(st, &f[i]);
-	if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
-			   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
-	    pg_seal_row(st, c, id, err) < 0)
-		goto fail;
-	if (st->ncopy >= COPY_CHUNK && copy_send(st, err) < 0)
-		goto fail;
-	if (++st->pending >= st->batch_rows || st->next_id == st->end_id)
-		return pg_flush(base, err);
-	return 0;
-fail:
-	pg_rollback(st);
-	return -1;
+	return send_row(st, c, f, 0, err);
 }
 
 unsigned pg_pending(const struct fidx_store *base)
@@ -542,5 +563,159 @@ int pg_add_digests(struct fidx_store *base, const struct fidx_file_digest *d, si
 	}
 	if (pg_commit(st, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- pushing --- */
+
+/*
+ * Takes up scan_id of host_id, whose seal gives it sealed_id, to push rows
+ * into: its running seal is left out (read back at the end, as a resumed
+ * scan's).  Returns 0, or -1 with err set.
+ */
+static int push_follow(struct pg_store *st, int64_t scan_id, int64_t host_id, int64_t sealed_id,
+		       struct fidx_error *err)
+{
+	struct pg_scan *c = scan_of(st, scan_id);
+	if (c)
+		scan_drop(st, c);
+	if (!(c = scan_follow(st, scan_id, host_id, 0, err)))
+		return -1;
+	c->sealed_id = sealed_id;
+	fidx_seal_sum_free(c->sum);
+	c->sum = NULL;
+	return 0;
+}
+
+int pg_push_begin(struct fidx_store *base, const struct fidx_scan_row *scan,
+		  struct fidx_push_state *ps, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	PGresult *res = NULL;
+	*ps = (struct fidx_push_state){0};
+	if (!scan->uuid)
+		return fidx_fail(err, EINVAL, "cannot push scan %" PRId64 ": it has no UUID",
+				 scan->id);
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	if (!st->has_schema && pg_make_schema(st, err) < 0)
+		goto fail;
+	/* A scan of that UUID: there whole, or cut off (its rows are counted by origin id). */
+	pg_param_text(&p, scan->uuid);
+	if (!(res = pg_exec(st, "SELECT s.id, s.host_id, s.status = 'complete'::bytea,"
+			    " coalesce(s.origin_id, s.id), (SELECT coalesce(max(f.origin_id), 0)"
+			    " FROM fidx.file f WHERE f.scan_id = s.id)"
+			    " FROM fidx.scan s WHERE s.uuid = $1::uuid", &p, "read", err)))
+		goto fail;
+	if (PQntuples(res) == 1) {
+		*ps = (struct fidx_push_state){.scan_id = pg_int(res, 0, 0),
+					       .complete = PQgetvalue(res, 0, 2)[0] == 1,
+					       .after = pg_int(res, 0, 4)};
+		int64_t host_id = pg_int(res, 0, 1), sealed = pg_int(res, 0, 3);
+		PQclear(res);
+		if (pg_commit(st, err) < 0)
+			return -1;
+		return ps->complete ? 0 : push_follow(st, ps->scan_id, host_id, sealed, err);
+	}
+	PQclear(res);
+	p = (struct pg_params){0};
+	pg_param_str(&p, scan->host ? scan->host : "");
+	if (!(res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
+			    " DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err)))
+		goto fail;
+	int64_t host_id = pg_int(res, 0, 0);
+	PQclear(res);
+	/* The scan row as it was made, but running until the push ends. */
+	p = (struct pg_params){0};
+	pg_param_int(&p, host_id);
+	pg_param_text(&p, scan->uuid);
+	pg_param_int(&p, scan->id);
+	const char *text[] = {scan->root, scan->host, scan->os, scan->kernel, scan->arch,
+			      scan->version, scan->options};
+	for (int i = 0; i < 7; i++)
+		pg_param_str(&p, text[i]);
+	const struct {
+		enum fidx_scol c;
+		int64_t v;
+	} ints[] = {{FIDX_SCOL_STARTED_NS, scan->started_ns}, {FIDX_SCOL_PID, scan->pid}};
+	for (size_t i = 0; i < 2; i++)
+		if (fidx_scan_has(scan, ints[i].c))
+			pg_param_int(&p, ints[i].v);
+		else
+			pg_param_null(&p, PG_INT8);
+	if (!(res = pg_exec(st, "INSERT INTO fidx.scan (host_id, uuid, origin_id, root, host, os,"
+			    " kernel, arch, version, options, started_ns, pid, status)"
+			    " VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+			    " 'running'::bytea) RETURNING id", &p, "write", err)))
+		goto fail;
+	ps->scan_id = pg_int(res, 0, 0);
+	PQclear(res);
+	if (pg_commit(st, err) < 0)
+		return -1;
+	st->begun = true;
+	return push_follow(st, ps->scan_id, host_id, scan->id, err);
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
+int pg_push_row(struct fidx_store *base, int64_t scan_id, const struct fidx_row *row,
+		struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_scan *c = scan_of(st, scan_id);
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	if (!c)
+		return fidx_fail(err, EINVAL, "cannot write database '%s': scan %" PRId64
+				 " is not being pushed", fidx_quote(st->name), scan_id);
+	if (!st->in_copy && copy_open(st, err) < 0) {
+		pg_rollback(st);
+		return -1;
+	}
+	/* Its fields where it was made; stored under an id and the scan of this store. */
+	fidx_seal_file_fields(row, f);
+	int64_t origin_id = f[0].i;
+	f[0] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = st->next_id++};
+	f[1] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = scan_id};
+	return send_row(st, c, f, origin_id, err);
+}
+
+int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan_row *scan,
+		struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	/* The rest of the scan row as it was made (a column it has no value of stays NULL). */
+	const struct {
+		enum fidx_scol c;
+		int64_t v;
+	} ints[] = {
+		{FIDX_SCOL_FINISHED_NS, scan->finished_ns}, {FIDX_SCOL_ENTRIES, scan->entries},
+		{FIDX_SCOL_FILES, scan->files}, {FIDX_SCOL_DIRS, scan->dirs},
+		{FIDX_SCOL_BYTES, scan->bytes}, {FIDX_SCOL_ERRORS, scan->errors},
+		{FIDX_SCOL_REUSED, scan->reused}, {FIDX_SCOL_HASHED, scan->hashed},
+		{FIDX_SCOL_BASE_SCAN_ID, scan->base_scan_id}, {FIDX_SCOL_RUN_NS, scan->run_ns},
+	};
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		if (fidx_scan_has(scan, ints[i].c))
+			pg_param_int(&p, ints[i].v);
+		else
+			pg_param_null(&p, PG_INT8);
+	pg_param_str(&p, scan->status);
+	pg_param_bytes(&p, scan->seal, scan->seal_len);
+	pg_param_int(&p, scan_id);
+	if (pg_run(st, "UPDATE fidx.scan SET finished_ns = $1, entries = $2, files = $3, dirs = $4,"
+		   " bytes = $5, errors = $6, reused = $7, hashed = $8, base_scan_id = $9,"
+		   " run_ns = $10, status = $11, seal = $12 WHERE id = $13", &p, "write", err) < 0 ||
+	    pg_commit(st, err) < 0) {
+		pg_rollback(st);
+		return -1;
+	}
+	struct pg_scan *c = scan_of(st, scan_id);
+	if (c)
+		scan_drop(st, c);
 	return 0;
 }

@@ -428,8 +428,9 @@ static int prepare_next(struct sqlite_iter *it, struct fidx_error *err)
 			return -1;
 		int table = read_table(st, ids, err);
 		if (table >= 0)
-			n = asprintf(&sql, "SELECT %s FROM file f%s WHERE %sf.scan_id IN (%s)%s", cols,
-				     join, table ? "+" : "", ids, where);
+			n = asprintf(&sql, "SELECT %s FROM file f%s WHERE %sf.scan_id IN (%s)%s%s", cols,
+				     join, table ? "+" : "", ids, where,
+				     q->order == FIDX_ROWS_ID ? " ORDER BY f.id" : "");
 		free(ids);
 		if (table < 0)
 			return -1;
@@ -438,7 +439,8 @@ static int prepare_next(struct sqlite_iter *it, struct fidx_error *err)
 		 * (path + "/", path + "0"), as '/' is the byte just below '0'. */
 		n = asprintf(&sql, "SELECT %1$s FROM file f%2$s WHERE f.scan_id = ?1 AND"
 			     " f.path = ?2%3$s UNION ALL SELECT %1$s FROM file f%2$s WHERE f.scan_id = ?1"
-			     " AND f.path > ?3 AND f.path < ?4%3$s", cols, join, where);
+			     " AND f.path > ?3 AND f.path < ?4%3$s%4$s", cols, join, where,
+			     q->order == FIDX_ROWS_ID ? " ORDER BY 1" : "");
 	} else if (whole > 0) {
 		/* A whole scan that holds most of the table: a pass over the table. */
 		n = asprintf(&sql, "SELECT %s FROM file f%s WHERE +f.scan_id = ?1%s", cols, join,
@@ -447,7 +449,8 @@ static int prepare_next(struct sqlite_iter *it, struct fidx_error *err)
 		return -1;
 	} else {
 		n = asprintf(&sql, "SELECT %s FROM file f%s WHERE f.scan_id = ?1%s%s", cols, join, where,
-			     q->order == FIDX_ROWS_PATH ? " ORDER BY f.path" : "");
+			     q->order == FIDX_ROWS_PATH ? " ORDER BY f.path"
+			     : q->order == FIDX_ROWS_ID ? " ORDER BY f.id" : "");
 	}
 	if (n < 0)
 		return fidx_fail_nomem(err);
