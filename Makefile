@@ -76,7 +76,7 @@ LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
 CORE_OBJS    := $(call obj,$(sort $(wildcard src/core/*.c)))
 STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) $(wildcard src/store/postgres/*.c) \
 		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
-		$(BUILD)/obj/gen/schema_objects.o
+		$(BUILD)/obj/gen/schema_objects.o $(BUILD)/obj/gen/pg_schema.o
 TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c))))
 BUILTIN_OBJS := $(call obj,$(sort $(wildcard src/tool/builtin/*.c)))
 # What the tool and the tests link (a group: core and the store call each other).
@@ -124,7 +124,16 @@ $(BUILD)/gen/schema_objects.c: $(BUILD)/gen/schema-objects
 	@mkdir -p $(@D)
 	$< $@
 
-$(BUILD)/obj/gen/schema_objects.o: $(BUILD)/gen/schema_objects.c $(HEADERS) Makefile
+# The PostgreSQL schema's script, as the C string the backend runs (postgres.h);
+# scripts/fidx-pg-setup runs the same file with psql.
+$(BUILD)/gen/pg_schema.c: src/store/postgres/schema.sql Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from src/store/postgres/schema.sql by the Makefile. */'; \
+	  echo 'const char fidx_pg_schema_sql[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HEADERS) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(LAYER_CFLAGS) -MMD -c -o $@ $<
 

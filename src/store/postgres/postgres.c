@@ -26,9 +26,6 @@
 /* The key of the advisory lock taken while the schema is made ("fidx" in ASCII). */
 #define SCHEMA_LOCK 0x66696478
 
-#define PG_STR_(x) #x
-#define PG_STR(x) PG_STR_(x)
-
 /* Rows per transaction unless told (a COPY per batch: larger batches pay off). */
 #define DEFAULT_BATCH_ROWS 20000
 
@@ -464,6 +461,7 @@ static struct fidx_store *pg_open(const char *target, enum fidx_store_mode mode,
 	st->base.ops = &fidx_store_postgres;
 	st->base.mode = mode;
 	st->batch_rows = opts->batch_rows ? opts->batch_rows : DEFAULT_BATCH_ROWS;
+	st->staged = -1;
 	int version = 0;
 	if (mode == FIDX_STORE_SCRATCH) {
 		fidx_fail(err, EINVAL, "database '%s': a scratch database is a local file, not a"
@@ -519,46 +517,6 @@ static const char *const *pg_files(const struct fidx_store *base)
 	return none;
 }
 
-/* The SQL of the schema (docs/SCHEMA.md, "PostgreSQL"), the file table's columns made from the seal's. */
-static char *schema_sql(void)
-{
-	char *s = NULL;
-	size_t len = 0;
-	bool ok = append(&s, &len,
-			 "CREATE SCHEMA fidx;"
-			 "CREATE TABLE fidx.meta (key text PRIMARY KEY, value text NOT NULL);"
-			 "CREATE TABLE fidx.host (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-			 " name bytea NOT NULL UNIQUE);"
-			 "CREATE TABLE fidx.scan (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-			 " host_id bigint NOT NULL REFERENCES fidx.host, uuid uuid UNIQUE,"
-			 " root bytea NOT NULL, host bytea, os bytea, kernel bytea, arch bytea,"
-			 " version bytea, options bytea, started_ns bigint, finished_ns bigint,"
-			 " status bytea, entries bigint, files bigint, dirs bigint, bytes bigint,"
-			 " errors bigint, reused bigint, hashed bigint, base_scan_id bigint,"
-			 " pid bigint, seal bytea, run_ns bigint, origin_id bigint);"
-			 "CREATE SEQUENCE fidx.file_id INCREMENT BY " PG_STR(PG_ID_BLOCK) ";"
-			 "CREATE TABLE fidx.file (host_id bigint NOT NULL, origin_id bigint");
-	for (size_t i = 0; ok && i < FIDX_SEAL_FILE_FIELDS; i++) {
-		const struct fidx_seal_column *c = &fidx_seal_file_columns[i];
-		ok = append(&s, &len, ", ") && append(&s, &len, c->name) &&
-		     append(&s, &len, c->bytes ? " bytea" : " bigint") &&
-		     (i != 0 || append(&s, &len, " PRIMARY KEY")) &&
-		     (i != 1 && i != 2 ? true : append(&s, &len, " NOT NULL"));
-	}
-	ok = ok && append(&s, &len,
-			  ");"
-			  "CREATE TABLE fidx.file_digest (file_id bigint PRIMARY KEY, read_ns bigint,"
-			  " edge_block bigint, edges bytea, sha256 bytea);"
-			  "CREATE TABLE fidx.seal_batch (scan_id bigint NOT NULL, ids bytea NOT NULL,"
-			  " hashes bytea NOT NULL);"
-			  "CREATE INDEX seal_batch_scan ON fidx.seal_batch (scan_id);");
-	if (!ok) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
 int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 {
 	struct pg_params p = {0};
@@ -571,24 +529,21 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 		st->has_schema = true;
 		return 0;
 	}
-	char *sql = schema_sql(), ver[64];
-	if (!sql)
-		return fidx_fail_nomem(err);
 	/* Simple-query protocol: several statements in one string, none with values. */
-	PGresult *res = PQexec(st->conn, sql);
-	free(sql);
+	PGresult *res = PQexec(st->conn, fidx_pg_schema_sql);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		char line[1024];
-		pg_fail(st, err, "write", res ? pg_first_line(PQresultErrorMessage(res), line,
-							   sizeof(line)) : NULL);
+		pg_fail(st, err, "make the schema fidx in", res ? pg_first_line(
+				PQresultErrorMessage(res), line, sizeof(line)) : NULL);
 		PQclear(res);
 		return -1;
 	}
 	PQclear(res);
-	snprintf(ver, sizeof(ver), "INSERT INTO fidx.meta VALUES ('version', '%d')",
-		 FIDX_SCHEMA_VERSION);
-	if (pg_run(st, ver, NULL, "write", err) < 0)
+	if (read_version(st, &version, err) < 0)
 		return -1;
+	if (version != FIDX_SCHEMA_VERSION)
+		return fidx_fail(err, EPROTO, "schema.sql made version %d, not %d: fidx is built"
+				 " wrong", version, FIDX_SCHEMA_VERSION);
 	st->has_schema = true;
 	return 0;
 }

@@ -73,6 +73,8 @@ struct pg_store {
 	unsigned batch_rows;        /* rows per transaction */
 	unsigned pending;           /* rows sent in the open transaction */
 	bool in_copy;               /* a COPY of file rows is open */
+	int staged;                 /* rows go through pg_temp.fidx_batch (row-level security
+				       applies to this role: COPY cannot check it); -1: not known */
 	char *copy;                 /* COPY data not yet sent */
 	size_t ncopy, capcopy;
 	int64_t next_id, end_id;    /* the block of file ids reserved, [next, end) */
@@ -171,6 +173,9 @@ int pg_commit(struct pg_store *st, struct fidx_error *err);
 
 /* Rolls back the open transaction (and any COPY), forgetting the running seals. */
 void pg_rollback(struct pg_store *st);
+
+/* The schema's script (schema.sql, generated into build/gen/pg_schema.c). */
+extern const char fidx_pg_schema_sql[];
 
 /*
  * Makes the schema fidx unless there is one (another process may have made

@@ -88,8 +88,9 @@ static int put_scan(struct pg_store *st, struct pg_scan *c, struct fidx_error *e
 	pg_param_int(&p, c->id);
 	pg_param_bytes(&p, c->ids, 8 * c->nhashes);
 	pg_param_bytes(&p, c->hashes, FIDX_ROW_HASH_LEN * c->nhashes);
-	if (pg_run(st, "INSERT INTO fidx.seal_batch (scan_id, ids, hashes) VALUES ($1, $2, $3)",
-		   &p, "write", err) < 0)
+	pg_param_int(&p, c->host_id);
+	if (pg_run(st, "INSERT INTO fidx.seal_batch (scan_id, ids, hashes, host_id)"
+		   " VALUES ($1, $2, $3, $4)", &p, "write", err) < 0)
 		return -1;
 	c->nhashes = 0;
 	return 0;

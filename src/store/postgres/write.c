@@ -269,8 +269,23 @@ static int copy_open(struct pg_store *st, struct fidx_error *err)
 		st->end_id = st->next_id + PG_ID_BLOCK;
 		PQclear(res);
 	}
+	/* A role under row-level security (an ingest role): COPY FROM cannot check the
+	 * policies, so the rows go into a table of the session's first, then INSERT ... SELECT
+	 * puts them where the policies decide. */
+	if (st->staged < 0) {
+		PGresult *res = pg_exec(st, "SELECT pg_catalog.row_security_active('fidx.file')",
+					NULL, "write", err);
+		if (!res)
+			return -1;
+		st->staged = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 1;
+		PQclear(res);
+		if (st->staged && pg_run(st, "CREATE TEMP TABLE IF NOT EXISTS fidx_batch (LIKE"
+					 " fidx.file) ON COMMIT DELETE ROWS", NULL, "write", err) < 0)
+			return -1;
+	}
 	char sql[1024];
-	size_t len = (size_t)snprintf(sql, sizeof(sql), "COPY fidx.file (host_id, origin_id");
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "COPY %s (host_id, origin_id",
+				      st->staged ? "pg_temp.fidx_batch" : "fidx.file");
 	for (size_t i = 0; i < FIDX_SEAL_FILE_FIELDS; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s",
 					fidx_seal_file_columns[i].name);
@@ -313,6 +328,9 @@ static int copy_close(struct pg_store *st, struct fidx_error *err)
 		}
 		PQclear(res);
 	}
+	if (rc == 0 && st->staged)
+		rc = pg_run(st, "INSERT INTO fidx.file SELECT * FROM pg_temp.fidx_batch", NULL,
+			    "write", err);
 	return rc;
 }
 
@@ -550,8 +568,10 @@ int pg_add_digests(struct fidx_store *base, const struct fidx_file_digest *d, si
 			pg_param_null(&p, PG_BYTEA);
 		}
 		pg_param_bytes(&p, d[i].has_sha256 ? d[i].sha256 : NULL, sizeof(d[i].sha256));
+		/* Keyed by the host of its file row, as every row of a host is. */
 		if (pg_run(st, "INSERT INTO fidx.file_digest (file_id, read_ns, edge_block, edges,"
-			   " sha256) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (file_id) DO UPDATE SET"
+			   " sha256, host_id) SELECT $1, $2, $3, $4, $5, f.host_id FROM fidx.file f"
+			   " WHERE f.id = $1 ON CONFLICT (file_id) DO UPDATE SET"
 			   " read_ns = excluded.read_ns,"
 			   " edge_block = coalesce(excluded.edge_block, fidx.file_digest.edge_block),"
 			   " edges = coalesce(excluded.edges, fidx.file_digest.edges),"
