@@ -18,6 +18,8 @@
 #   make bench-match     fidx match: a 5M-line list against a million files, and the set study
 #   make bench-rescan    incremental rescans of /usr/share: unchanged, and with 1% of files changed
 #   make bench-aide      fidx scan and fidx check beside AIDE's --init and --check, warm and cold
+#   make bench-fleet     fidx on PostgreSQL: ingest (scan, push) against export | psql \copy,
+#                        COPY text against binary, a simulated fleet's pushes and questions
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
 #
@@ -100,7 +102,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide clean
+.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide bench-fleet clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -299,6 +301,11 @@ bench-match: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/sqlite/match-set
 	BUILD=$(BUILD) bench/match
+
+bench-fleet: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
+	BUILD=$(BUILD) bench/fleet
 
 bench-rescan: deps
 	@scripts/install-deps --bench

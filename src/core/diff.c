@@ -403,7 +403,8 @@ static int side_next(struct reader *r, struct fidx_diff_row *row, struct fidx_er
 	if (rc <= 0)
 		return rc;
 	fidx_diff_row_of(fr, row);
-	if (!row->path || !(row->key = key_of(row->path, r->side->scan->root, r->rootlen)))
+	const char *base = r->side->under ? r->side->under : r->side->scan->root;
+	if (!row->path || !(row->key = key_of(row->path, base, r->rootlen)))
 		return fidx_fail(err, EBADMSG, "scan %lld holds '%s', which is not below its root",
 				 (long long)r->side->scan->id, fidx_quote(row->path ? row->path : ""));
 	return 1;
@@ -415,10 +416,10 @@ static int side_open(struct reader *r, const struct fidx_diff_side *side, struct
 	const char *root = side->scan->root;
 	struct fidx_rows_query q = {
 		.scans = &side->scan->id, .roots = &root, .nscans = 1,
-		.columns = FIDX_DIFF_COLUMNS, .order = FIDX_ROWS_PATH,
+		.columns = FIDX_DIFF_COLUMNS, .order = FIDX_ROWS_PATH, .under = side->under,
 	};
 	r->side = side;
-	r->rootlen = strlen(root);
+	r->rootlen = strlen(side->under ? side->under : root);
 	return (r->it = fidx_store_rows(side->st, &q, err)) ? 0 : -1;
 }
 

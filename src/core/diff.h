@@ -101,6 +101,8 @@ struct fidx_diff_side {
 	const struct fidx_scan_row *scan;  /* the scan: its rows' paths are compared below
 					      its root; the folder of its own database
 					      (options' "database") moves by itself */
+	const char *under;                 /* only the tree of this path, compared below it
+					      (`fidx diff HOST:PATH`); NULL: the root's */
 };
 
 /* The integer columns of a row, in the order of the attributes they hold. */

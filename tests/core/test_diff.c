@@ -168,7 +168,7 @@ static struct fidx_diff *compare(struct sides *f, int64_t old_id, int64_t new_id
 	const struct fidx_scan_row *n = fidx_scan_list_find(&f->new_scans, new_id);
 	assert_non_null(o);
 	assert_non_null(n);
-	struct fidx_diff_side a = {f->old.st, o}, b = {f->new.st, n};
+	struct fidx_diff_side a = {.st = f->old.st, .scan = o}, b = {.st = f->new.st, .scan = n};
 	return fidx_diff_compare(&a, &b, attrs, err);
 }
 

@@ -12,6 +12,7 @@ Checked:
     (globs, repeatable) and then paths come bare; `match` names the host
     that holds a known-bad digest; a host name with a newline, a quote,
     $(...) and a byte that is not UTF-8 round-trips and is never run;
+  * `fidx diff HOST_A:PATH HOST_B:PATH` compares two hosts' trees below PATH;
   * `fidx check` compares a live tree with this host's newest scan of it,
     asks for --host when only other hosts have one, and takes --host;
   * a server restarted in the middle of a scan: the scan fails with one
@@ -151,6 +152,24 @@ def check_same_root(chk, pg, top, target):
 	r = as_host(b"stranger", "check", "--db", target, "--host", "evil*", root)
 	chk.ok("check --host: against that host's scan (nothing changed since)",
 	       r.returncode == 0, lib.short(r.stdout + r.stderr))
+	# host00 and host01 scanned trees of their own: their /etc differ in hostname and in
+	# the ten files of conf.d, and hold the common file alike.
+	a, b = top + b"/h00", top + b"/h01"
+	r = run_fidx("diff", "--db", target, "--ignore", "mtime,ctime,inode,btime",
+		     b"host00:" + a + b"/etc", b"host01:" + b + b"/etc")
+	lines = r.out.splitlines()
+	chk.ok("diff HOST:PATH HOST:PATH: the trees of two hosts compared below PATH (what"
+	       " differs in content: hostname and the ten conf files)",
+	       r.rc == 4 and len(lines) == 11 and all(l.startswith(b"changed ") and b"H" in l
+						       for l in lines) and
+	       not any(l.endswith(b"/common") for l in lines), lib.short(r.out + r.err))
+	r = run_fidx("diff", "--db", target, b"host00:" + a + b"/etc/conf.d",
+		     b"host00:" + a + b"/etc/conf.d")
+	chk.ok("diff HOST:PATH of one tree with itself: identical, exit 0",
+	       r.rc == 0 and not r.out, lib.short(r.out + r.err))
+	r = run_fidx("diff", "--db", target, "nohost:/etc", "host00:/etc")
+	chk.ok("diff HOST:PATH of a host with no such scan: exit 17, one line",
+	       r.rc == 17 and len(r.err_lines()) == 1 and b"nohost" in r.err, lib.short(r.err))
 	lst = top + b"/bad.sha256"
 	write(lst, hashlib.sha256(b"known bad content\n").hexdigest().encode() + b"  bad\n")
 	res = run_fidx("match", "--db", target, "-0", lst, "--host", "alpha", "--host", "evil*")

@@ -427,8 +427,8 @@ int cmd_check(int argc, char **argv, const struct fidx_command *cmd)
 	if ((status = record_live(&c)) != 0)
 		goto out;
 	status = FIDX_DIFF_EXIT_READ;
-	struct fidx_diff_side old = {c.q->st, &c.base};
-	struct fidx_diff_side new = {c.live ? c.live : c.q->st, &c.live_scan.rows[0]};
+	struct fidx_diff_side old = {.st = c.q->st, .scan = &c.base};
+	struct fidx_diff_side new = {.st = c.live ? c.live : c.q->st, .scan = &c.live_scan.rows[0]};
 	if (!(d = fidx_diff_compare(&old, &new, c.a.attrs, &err))) {
 		fidx_error("%s", err.msg);
 		goto out;

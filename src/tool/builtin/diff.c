@@ -38,7 +38,10 @@ static const struct fidx_help diff_help = {
 		"NEW (scan ids, see 'fidx scans').  Default: the two newest complete scans\n"
 		"of the root of the newest complete scan; OLD alone is compared with the\n"
 		"newest complete scan of its root.  Scans of two roots compare the paths\n"
-		"below each root (a copy with its original).\n\n"
+		"below each root (a copy with its original).  OLD and NEW may also be\n"
+		"HOST:PATH, the newest complete scan made on HOST whose tree holds PATH, of\n"
+		"which the tree of PATH is compared: how two machines of a fleet differ\n"
+		"(fidx diff --db postgresql://... web1:/etc web2:/etc).\n\n"
 		"One line per entry, sorted by path (bytes), the path byte for byte:\n"
 		"  added   ++++++++++++++ PATH\n"
 		"  removed -------------- PATH\n"
@@ -72,6 +75,30 @@ static const struct fidx_help diff_help = {
 		  "compare with, 18 database unreadable, 19 database of a newer fidx.\n",
 };
 
+/* A scan named on the command line: by its id, or by HOST:PATH. */
+struct scan_spec {
+	int64_t id;            /* the scan id; 0 for HOST:PATH */
+	const char *host;      /* HOST (not NUL-terminated: hostlen bytes) */
+	size_t hostlen;
+	const char *path;      /* PATH, absolute */
+};
+
+/*
+ * Whether arg is HOST:PATH: a host name without '/', a colon, an absolute
+ * path (a database named so is given as ./HOST:PATH or with --db).
+ */
+static bool is_host_path(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	return colon && colon > arg && colon[1] == '/' && !memchr(arg, '/', (size_t)(colon - arg));
+}
+
+/*
+ * Parses a scan argument: an id or HOST:PATH.  Returns 0, or -1 after
+ * printing why.
+ */
+static int parse_spec(const char *arg, struct scan_spec *spec);
+
 /*
  * Parses a scan id argument.  Returns 0, or -1 after printing why.
  */
@@ -89,16 +116,50 @@ static int parse_id(const char *arg, int64_t *id)
 	return 0;
 }
 
+static int parse_spec(const char *arg, struct scan_spec *spec)
+{
+	*spec = (struct scan_spec){0};
+	if (!is_host_path(arg))
+		return parse_id(arg, &spec->id);
+	const char *colon = strchr(arg, ':');
+	spec->host = arg;
+	spec->hostlen = (size_t)(colon - arg);
+	spec->path = colon + 1;
+	return 0;
+}
+
+/*
+ * The newest complete scan of q made on spec's host whose tree holds
+ * spec's path, or NULL after printing why.
+ */
+static const struct fidx_scan_row *scan_of_host(const struct fidx_query *q,
+						const struct scan_spec *spec)
+{
+	for (size_t i = q->all.n; i-- > 0;) {
+		const struct fidx_scan_row *s = &q->all.rows[i];
+		if (s->status && strcmp(s->status, "complete") == 0 && s->host && s->root &&
+		    strlen(s->host) == spec->hostlen &&
+		    memcmp(s->host, spec->host, spec->hostlen) == 0 &&
+		    fidx_path_in_tree(spec->path, s->root))
+			return s;
+	}
+	fidx_error("database '%s' has no complete scan made on '%s' that holds '%s' ('fidx scans'"
+		   " lists them)", fidx_quote(q->path), fidx_quote(strndupa(spec->host,
+		   spec->hostlen)), fidx_quote(spec->path));
+	return NULL;
+}
+
 /* Whether scan row s is complete. */
 static bool complete(const struct fidx_scan_row *s)
 {
 	return s->status && strcmp(s->status, "complete") == 0;
 }
 
-/* Whether scan rows a and b are of the same root. */
+/* Whether scan rows a and b are of the same root of the same host. */
 static bool same_root(const struct fidx_scan_row *a, const struct fidx_scan_row *b)
 {
-	return b->root_text && fidx_scan_row_of_root(a, b->root);
+	return b->root_text && fidx_scan_row_of_root(a, b->root) &&
+	       (a->host == b->host || (a->host && b->host && strcmp(a->host, b->host) == 0));
 }
 
 /*
@@ -118,12 +179,35 @@ static const struct fidx_scan_row *newest(const struct fidx_query *q,
 }
 
 /*
- * Chooses the two scans from the arguments (nids of them, in ids).  Returns
- * 0, or an exit status after printing why.
+ * Chooses the two scans from the arguments (nids of them, in specs), and
+ * the trees of them compared into under[] (a HOST:PATH's PATH; else NULL,
+ * the root's).  Returns 0, or an exit status after printing why.
  */
-static int choose(const struct fidx_query *q, const int64_t *ids, int nids,
-		  const struct fidx_scan_row **old, const struct fidx_scan_row **new)
+static int choose(const struct fidx_query *q, const struct scan_spec *specs, int nids,
+		  const struct fidx_scan_row **old, const struct fidx_scan_row **new,
+		  const char *under[2])
 {
+	under[0] = under[1] = NULL;
+	if (nids && (specs[0].host || (nids == 2 && specs[1].host))) {
+		if (nids != 2) {
+			fidx_error("HOST:PATH names one side: give both, OLD and NEW");
+			return FIDX_DIFF_EXIT_USAGE;
+		}
+		for (int i = 0; i < 2; i++) {
+			const struct fidx_scan_row **c = i ? new : old;
+			if (specs[i].host ? !(*c = scan_of_host(q, &specs[i]))
+			    : !(*c = fidx_scan_list_find(&q->all, specs[i].id))) {
+				if (!specs[i].host)
+					fidx_error("database '%s' has no scan %lld ('fidx scans' lists"
+						   " them)", fidx_quote(q->path),
+						   (long long)specs[i].id);
+				return FIDX_DIFF_EXIT_CONFIG;
+			}
+			if (specs[i].host && strcmp(specs[i].path, (*c)->root) != 0)
+				under[i] = specs[i].path;
+		}
+		return 0;
+	}
 	if (nids == 0) {
 		if (!(*new = newest(q, NULL, false))) {
 			fidx_error("database '%s' has no complete scan ('fidx scans' lists its scans)",
@@ -139,9 +223,9 @@ static int choose(const struct fidx_query *q, const int64_t *ids, int nids,
 	}
 	for (int i = 0; i < nids; i++) {
 		const struct fidx_scan_row **c = i ? new : old;
-		if (!(*c = fidx_scan_list_find(&q->all, ids[i]))) {
+		if (!(*c = fidx_scan_list_find(&q->all, specs[i].id))) {
 			fidx_error("database '%s' has no scan %lld ('fidx scans' lists them)",
-				   fidx_quote(q->path), (long long)ids[i]);
+				   fidx_quote(q->path), (long long)specs[i].id);
 			return FIDX_DIFF_EXIT_CONFIG;
 		}
 	}
@@ -182,7 +266,7 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 	struct fidx_error err;
 	unsigned attrs = FIDX_DIFF_DEFAULT, ignore = 0;
 	bool atime = false, quiet = false;
-	int64_t ids[2];
+	struct scan_spec specs[2];
 	int nids = 0, status = FIDX_DIFF_EXIT_USAGE;
 	struct fidx_option options[] = {
 		FIDX_OPT_STRING(0, "db", "DB", &qa.db,
@@ -199,8 +283,9 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 	int first = fidx_parse_options(argc, argv, options, &diff_help);
 	if (first <= 0)
 		return first == FIDX_PARSE_HELP ? 0 : FIDX_DIFF_EXIT_USAGE;
-	/* A first argument that is not a number is the database. */
-	if (first < argc && strspn(argv[first], "0123456789") != strlen(argv[first]) && !qa.db)
+	/* A first argument that is neither a number nor HOST:PATH is the database. */
+	if (first < argc && strspn(argv[first], "0123456789") != strlen(argv[first]) &&
+	    !is_host_path(argv[first]) && !qa.db)
 		qa.db = argv[first++];
 	for (; first < argc; first++) {
 		if (nids == 2) {
@@ -208,7 +293,7 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 				   fidx_quote(argv[first]));
 			return FIDX_DIFF_EXIT_USAGE;
 		}
-		if (parse_id(argv[first], &ids[nids++]) < 0)
+		if (parse_spec(argv[first], &specs[nids++]) < 0)
 			return FIDX_DIFF_EXIT_USAGE;
 	}
 	if (atime)
@@ -219,7 +304,8 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 
 	if (!(q = fidx_query_open(&qa, &err)))
 		return fidx_diff_open_status(&err);
-	if ((status = choose(q, ids, nids, &old, &new)) != 0)
+	const char *under[2];
+	if ((status = choose(q, specs, nids, &old, &new, under)) != 0)
 		goto out;
 	status = FIDX_DIFF_EXIT_READ;
 	/* The two scans' rows, not every scan's (diff selects them all). */
@@ -229,7 +315,7 @@ int cmd_diff(int argc, char **argv, const struct fidx_command *cmd)
 	}
 	if (attrs >> FIDX_DIFF_CONTENT & 1)
 		warn_digests(old, new);
-	struct fidx_diff_side so = {q->st, old}, sn = {q->st, new};
+	struct fidx_diff_side so = {q->st, old, under[0]}, sn = {q->st, new, under[1]};
 	if (!(d = fidx_diff_compare(&so, &sn, attrs, &err))) {
 		fidx_query_fail(q, &err);
 		goto out;

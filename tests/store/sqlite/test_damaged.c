@@ -125,8 +125,8 @@ static void test_diff_null_size(void **state)
 	struct fidx_store *old = must_open(f->old, FIDX_STORE_READ, 0);
 	struct fidx_store *new = must_open(f->new, FIDX_STORE_READ, 0);
 	struct fidx_scan_list lo = {0}, ln = {0};
-	struct fidx_diff_side a = {old, must_scan_row(old, o, &lo)};
-	struct fidx_diff_side b = {new, must_scan_row(new, n, &ln)};
+	struct fidx_diff_side a = {.st = old, .scan = must_scan_row(old, o, &lo)};
+	struct fidx_diff_side b = {.st = new, .scan = must_scan_row(new, n, &ln)};
 	struct fidx_error err;
 	struct fidx_diff *d = fidx_diff_compare(&a, &b, FIDX_DIFF_DEFAULT, &err);
 	if (!d)
