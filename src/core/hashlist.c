@@ -218,6 +218,11 @@ size_t fidx_hashset_count(const struct fidx_hashset *s, enum fidx_digest algo)
 	return s->t[algo].count;
 }
 
+const uint8_t *fidx_hashset_digests(const struct fidx_hashset *s, enum fidx_digest algo)
+{
+	return s->t[algo].count ? s->t[algo].digests : NULL;
+}
+
 /* ------------------------------------------------------------- the parser */
 
 /* Each hex digit's value + 1; 0 for every other byte. */

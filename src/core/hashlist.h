@@ -77,6 +77,13 @@ const struct fidx_hashloc *fidx_hashset_find(const struct fidx_hashset *s, enum 
 /* Returns how many distinct digests of algorithm algo the set holds. */
 size_t fidx_hashset_count(const struct fidx_hashset *s, enum fidx_digest algo);
 
+/*
+ * The distinct digests of algorithm algo, fidx_hashset_count() of them one
+ * after another (fidx_digest_len(algo) bytes each), in the order added;
+ * valid until the next add.  NULL when there are none.
+ */
+const uint8_t *fidx_hashset_digests(const struct fidx_hashset *s, enum fidx_digest algo);
+
 /* The formats of a list (see the table above). */
 enum fidx_hashlist_format {
 	FIDX_HASHLIST_SUMS,      /* sums, BSD tags and bare digests, told per line */

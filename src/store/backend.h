@@ -92,6 +92,10 @@ struct fidx_store_ops {
 	/* Makes the iterator of q (store.c copies q into it afterwards). */
 	struct fidx_rows *(*rows)(struct fidx_store *st, const struct fidx_rows_query *q,
 				  struct fidx_error *err);
+	/* The rows whose digest d is one of n (NULL: this backend has no index of digests). */
+	struct fidx_rows *(*rows_by_digest)(struct fidx_store *st, const struct fidx_rows_query *q,
+					    enum fidx_digest d, const uint8_t *digests, size_t n,
+					    struct fidx_error *err);
 	int (*rows_next)(struct fidx_rows *it, const struct fidx_row **row, struct fidx_error *err);
 	void (*rows_close)(struct fidx_rows *it);
 	int (*row)(struct fidx_store *st, const struct fidx_rows_query *q, int64_t id,

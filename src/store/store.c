@@ -241,6 +241,35 @@ struct fidx_rows *fidx_store_rows(struct fidx_store *st, const struct fidx_rows_
 	return it;
 }
 
+struct fidx_rows *fidx_store_rows_by_digest(struct fidx_store *st, const struct fidx_rows_query *q,
+					    enum fidx_digest d, const uint8_t *digests, size_t n,
+					    struct fidx_error *err)
+{
+	if (!st->ops->rows_by_digest) {
+		fidx_fail(err, EOPNOTSUPP, "a %s store keeps no index of digests", st->ops->name);
+		return NULL;
+	}
+	struct fidx_rows_query copy;
+	if (query_copy(&copy, q, err) < 0)
+		return NULL;
+	/* A hidden tree is known by the path; the order and the filters do not count. */
+	if (copy.nhidden)
+		copy.columns |= FIDX_COLUMN(FIDX_COL_PATH);
+	copy.order = FIDX_ROWS_ANY;
+	free((char *)copy.under);
+	copy.under = NULL;
+	copy.types = 0;
+	copy.with_error = false;
+	struct fidx_rows *it = st->ops->rows_by_digest(st, &copy, d, digests, n, err);
+	if (!it) {
+		query_free(&copy);
+		return NULL;
+	}
+	it->st = st;
+	it->q = copy;
+	return it;
+}
+
 int fidx_rows_next(struct fidx_rows *it, const struct fidx_row **row, struct fidx_error *err)
 {
 	return it->st->ops->rows_next(it, row, err);

@@ -381,6 +381,18 @@ struct fidx_rows_query {
 
 struct fidx_rows;
 
+/*
+ * Starts reading the rows of q's scans whose digest d is one of the n
+ * digests at digests (fidx_digest_len(d) bytes each): q's columns, checks
+ * and hidden trees; its order and other filters do not count.  A store that
+ * keeps an index of d answers from it (a hunt over a fleet); one that does
+ * not fails with EOPNOTSUPP, and the caller reads every row.  Returns the
+ * iterator, or NULL with err set.
+ */
+struct fidx_rows *fidx_store_rows_by_digest(struct fidx_store *st, const struct fidx_rows_query *q,
+					    enum fidx_digest d, const uint8_t *digests, size_t n,
+					    struct fidx_error *err);
+
 /* Starts reading the rows q asks for (q is copied).  Returns the iterator, or NULL with err set. */
 struct fidx_rows *fidx_store_rows(struct fidx_store *st, const struct fidx_rows_query *q,
 				  struct fidx_error *err);

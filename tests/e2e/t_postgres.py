@@ -132,6 +132,19 @@ def check_queries(chk, target, sqlite_db):
 	chk.ok("scans --json: each store gave its scan a UUID of its own (version 4)",
 	       same and all(re.match(uuid4, r["uuid"]) for r in (mine, theirs)) and
 	       mine["uuid"] != theirs["uuid"], lib.short(repr(mine)))
+	# A hunt: every tenth digest of the tree, and one of no file; the server finds the
+	# files by its index of SHA-256, SQLite by reading every row: the same files.
+	sums = run_fidx("export", "-f", "sha256sum", "--db", sqlite_db).out.split(b"\n")
+	hunt = top_dir(sqlite_db) + b"/hunt.sha256"
+	with open(hunt, "wb") as f:
+		f.write(b"".join(l.lstrip(b"\\")[:64] + b"  x\n" for l in sums[::10] if len(l) > 64))
+		f.write(b"%s  none\n" % (b"0" * 64))
+	a = run_fidx("match", "-0", "--db", target, hunt)
+	b = run_fidx("match", "-0", "--db", sqlite_db, hunt)
+	chk.ok("match: the server's index finds the files SQLite's full read finds",
+	       a.rc == b.rc == 0 and sorted(a.out.split(b"\0")) == sorted(b.out.split(b"\0")) and
+	       a.out.count(b"\0") > 100 and b"index of sha256" in a.err,
+	       "%d/%d files; %s" % (a.out.count(b"\0"), b.out.count(b"\0"), lib.short(a.err)))
 	for cmd in commands:
 		a = run_fidx(*cmd, "--db", target)
 		b = run_fidx(*cmd, "--db", sqlite_db)
@@ -139,6 +152,11 @@ def check_queries(chk, target, sqlite_db):
 		chk.ok("%s: the server's answer is SQLite's" % " ".join(cmd), same and a.out,
 		       "rc %d/%d, %d/%d bytes, err %s" % (a.rc, b.rc, len(a.out), len(b.out),
 							 lib.short(a.err)))
+
+
+def top_dir(path):
+	"""The folder of path."""
+	return os.path.dirname(path)
 
 
 def check_tamper(chk, pg, target):

@@ -573,6 +573,7 @@ const struct fidx_store_ops fidx_store_postgres = {
 	.push_end = pg_push_end,
 	.scans = pg_scans,
 	.rows = pg_rows,
+	.rows_by_digest = pg_rows_by_digest,
 	.rows_next = pg_rows_next,
 	.rows_close = pg_rows_close,
 	.row = pg_row,

@@ -237,6 +237,9 @@ int pg_scans(struct fidx_store *st, const struct fidx_scan_filter *f,
 	     struct fidx_scan_list *out, struct fidx_error *err);
 struct fidx_rows *pg_rows(struct fidx_store *st, const struct fidx_rows_query *q,
 			  struct fidx_error *err);
+struct fidx_rows *pg_rows_by_digest(struct fidx_store *st, const struct fidx_rows_query *q,
+				    enum fidx_digest d, const uint8_t *digests, size_t n,
+				    struct fidx_error *err);
 int pg_rows_next(struct fidx_rows *it, const struct fidx_row **row, struct fidx_error *err);
 void pg_rows_close(struct fidx_rows *it);
 int pg_row(struct fidx_store *st, const struct fidx_rows_query *q, int64_t id,

@@ -193,10 +193,14 @@ struct pg_rows {
 	char types[8];                  /* the type letters asked for */
 };
 
-struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query *q,
-			  struct fidx_error *err)
+/*
+ * Opens the iterator of q's rows; with digest (a digest column's name) only
+ * those whose digest is one of the array literal digests.  Returns it, or
+ * NULL with err set.
+ */
+static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_query *q,
+				   const char *digest, const char *digests, struct fidx_error *err)
 {
-	struct pg_store *st = pg_of(base);
 	struct pg_rows *it = calloc(1, sizeof(*it));
 	char sql[4096], cols[1400];
 	struct pg_params p = {0};
@@ -244,6 +248,11 @@ struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query 
 	}
 	if (q->with_error)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " AND f.error IS NOT NULL");
+	if (digest) {
+		pg_param_text(&p, digests);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " AND f.%s = ANY($%d::bytea[])",
+					digest, p.n);
+	}
 	if (q->order == FIDX_ROWS_ID)
 		snprintf(sql + len, sizeof(sql) - len, " ORDER BY f.id");
 	else if (q->order == FIDX_ROWS_PATH)
@@ -256,6 +265,36 @@ struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query 
 	}
 	it->open = true;
 	return &it->base;
+}
+
+struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query *q,
+			  struct fidx_error *err)
+{
+	return rows_open(pg_of(base), q, NULL, NULL, err);
+}
+
+struct fidx_rows *pg_rows_by_digest(struct fidx_store *base, const struct fidx_rows_query *q,
+				    enum fidx_digest d, const uint8_t *digests, size_t n,
+				    struct fidx_error *err)
+{
+	/* The digests as an array literal of bytea: {\\xHEX,...}. */
+	size_t len = fidx_digest_len(d), at = 0;
+	char *lit = malloc(n * (2 * len + 4) + 3);
+	if (!lit) {
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	lit[at++] = '{';
+	for (size_t i = 0; i < n; i++) {
+		at += (size_t)sprintf(lit + at, "%s\\\\x", i ? "," : "");
+		for (size_t b = 0; b < len; b++)
+			at += (size_t)sprintf(lit + at, "%02x", digests[i * len + b]);
+	}
+	memcpy(lit + at, "}", 2);
+	struct fidx_rows *it = rows_open(pg_of(base), q, fidx_columns[FIDX_COL_MD5 + d].name, lit,
+					 err);
+	free(lit);
+	return it;
 }
 
 /* Whether row lies in a hidden tree of the query. */

@@ -105,6 +105,14 @@ CREATE TABLE fidx.file (
 	origin_id bigint
 );
 
+-- Made with the table, not after a load: a fleet's table is never empty, and an ingest
+-- role (not its owner) could not make them.  find reads a scan's paths in order; a hunt
+-- looks digests up (the three of the hash sets people have: NSRL, VirusTotal, ...).
+CREATE INDEX file_scan_path ON fidx.file (scan_id, path);
+CREATE INDEX file_md5 ON fidx.file (md5) WHERE md5 IS NOT NULL;
+CREATE INDEX file_sha1 ON fidx.file (sha1) WHERE sha1 IS NOT NULL;
+CREATE INDEX file_sha256 ON fidx.file (sha256) WHERE sha256 IS NOT NULL;
+
 CREATE TABLE fidx.file_digest (
 	file_id bigint PRIMARY KEY,
 	read_ns bigint,

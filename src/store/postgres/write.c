@@ -539,15 +539,10 @@ int pg_seal(struct fidx_store *base, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN
 	return 1;
 }
 
+/* The indexes are made with the schema (schema.sql): the rows are committed, nothing else. */
 int pg_build_indexes(struct fidx_store *base, struct fidx_error *err)
 {
-	struct pg_store *st = pg_of(base);
-	if (pg_flush(base, err) < 0)
-		return -1;
-	if (!st->has_schema)
-		return 0;
-	return pg_run(st, "CREATE INDEX IF NOT EXISTS file_scan_path ON fidx.file"
-		      " (scan_id, path)", NULL, "index", err);
+	return pg_flush(base, err);
 }
 
 int pg_add_digests(struct fidx_store *base, const struct fidx_file_digest *d, size_t n,

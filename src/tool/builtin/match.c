@@ -323,7 +323,60 @@ struct counts {
 	uint64_t compared;    /* files with a digest to compare */
 	uint64_t listed;      /* files printed */
 	uint64_t incomparable; /* files without one */
+	int indexed;          /* the store's index of this digest found the files (-1: none;
+				 compared and incomparable are then not counted) */
 };
+
+/*
+ * With one algorithm, asks the store for the files whose digest is in the
+ * lists (a server keeps an index of digests: a hunt over a fleet reads no
+ * other row) and prints them.  Returns 1 when the store answered (c->indexed
+ * set), 0 when it keeps no such index (the caller reads every row), -1
+ * after printing why the read failed.
+ */
+static int look_up(const struct fidx_query *q, const struct printer *pr, enum fidx_digest d,
+		   struct counts *c, atomic_uint_least64_t *rows)
+{
+	struct fidx_rows_query rq;
+	struct fidx_error err;
+	const struct fidx_row *row;
+	int rc;
+	fidx_query_rows(q, FIDX_COLUMN(FIDX_COL_PATH) | FIDX_COLUMN(FIDX_COL_TYPE) |
+			FIDX_DIGEST_COLUMN(d), FIDX_ROWS_ANY, &rq);
+	struct fidx_rows *it = fidx_store_rows_by_digest(q->st, &rq, d,
+							 fidx_hashset_digests(pr->lists->set, d),
+							 fidx_hashset_count(pr->lists->set, d), &err);
+	if (!it) {
+		if (err.code == EOPNOTSUPP)
+			return 0;
+		fidx_query_fail(q, &err);
+		return -1;
+	}
+	c->indexed = (int)d;
+	while ((rc = fidx_rows_next(it, &row, &err)) == 1) {
+		atomic_fetch_add_explicit(rows, 1, memory_order_relaxed);
+		const uint8_t *digest = fidx_row_digest(row, d);
+		const struct fidx_hashloc *loc = digest ? fidx_hashset_find(pr->lists->set, d, digest)
+					       : NULL;
+		/* Regular files only, as the full comparison reads them. */
+		if (!loc || fidx_row_type(row) != 'f')
+			continue;
+		int64_t scan_id = fidx_row_int(row, FIDX_COL_SCAN_ID);
+		print_file(pr, fidx_query_host(q, scan_id), fidx_row_text(row, FIDX_COL_PATH),
+			   scan_id, d, digest, loc);
+		c->listed++;
+		if (ferror_unlocked(stdout)) {
+			rc = 0;
+			break;
+		}
+	}
+	fidx_rows_close(it);
+	if (rc < 0) {
+		fidx_query_fail(q, &err);
+		return -1;
+	}
+	return 1;
+}
 
 /*
  * Streams the store's rows of the selected scans' regular files (their
@@ -473,7 +526,12 @@ int cmd_match(int argc, char **argv, const struct fidx_command *cmd)
 	struct fidx_progress *progress =
 		fidx_progress_rows_wanted(quiet, true)
 			? fidx_progress_rows_start(&rows, fidx_query_count(q, true)) : NULL;
-	int r = compare(q, &pr, usable, invert, &c, &rows);
+	/* One algorithm: the store's index of it, when it keeps one; else every row. */
+	c.indexed = -1;
+	int r = !invert && __builtin_popcount(usable) == 1
+		? look_up(q, &pr, (enum fidx_digest)__builtin_ctz(usable), &c, &rows) : 0;
+	if (r == 0)
+		r = compare(q, &pr, usable, invert, &c, &rows);
 	fidx_progress_stop(progress);
 	if (fidx_out_end() < 0 || r < 0)
 		goto out;
@@ -483,9 +541,17 @@ int cmd_match(int argc, char **argv, const struct fidx_command *cmd)
 			  algo_names(usable, " or ", a));
 	if (!quiet) {
 		print_lists(&l);
-		fprintf(stderr, "fidx: %" PRIu64 " %s compared in %zu scan%s: %" PRIu64 " %s\n",
-			c.compared, fidx_plural(c.compared, "file", "files"), q->nscans,
-			q->nscans == 1 ? "" : "s", c.listed, invert ? "in no list" : "in the lists");
+		if (c.indexed >= 0)
+			fprintf(stderr, "fidx: %" PRIu64 " %s in the lists, found by the database's"
+				" index of %s in %zu scan%s\n", c.listed,
+				fidx_plural(c.listed, "file", "files"),
+				fidx_digest_name((enum fidx_digest)c.indexed), q->nscans,
+				q->nscans == 1 ? "" : "s");
+		else
+			fprintf(stderr, "fidx: %" PRIu64 " %s compared in %zu scan%s: %" PRIu64
+				" %s\n", c.compared, fidx_plural(c.compared, "file", "files"),
+				q->nscans, q->nscans == 1 ? "" : "s", c.listed,
+				invert ? "in no list" : "in the lists");
 	}
 	status = c.listed ? 0 : 1;
 out:
