@@ -263,12 +263,6 @@ uint64_t pg_count(struct fidx_store *st, const int64_t *scans, size_t n, bool fi
 const char *pg_seal_columns(void);
 
 /*
- * Sets f[0..FIDX_SEAL_FILE_FIELDS) to the fields of row r of res, whose
- * columns from col on are pg_seal_columns()'s.
- */
-void pg_seal_fields(const PGresult *res, int r, int col, struct fidx_seal_field *f);
-
-/*
  * Keeps the row hash of the line made last (st->lines) for file id of scan
  * c, and adds the line to c's seal when it is being computed.  Returns 0,
  * or -1 with err set.

@@ -67,7 +67,7 @@ CREATE TABLE fidx.scan (
 CREATE SEQUENCE fidx.file_id INCREMENT BY 1048576;
 
 CREATE TABLE fidx.file (
-	id bigint PRIMARY KEY,
+	id bigint NOT NULL,
 	scan_id bigint NOT NULL,
 	path bytea NOT NULL,
 	name bytea,
@@ -102,7 +102,10 @@ CREATE TABLE fidx.file (
 	btime_sec bigint,
 	btime_nsec bigint,
 	host_id bigint NOT NULL,
-	origin_id bigint
+	origin_id bigint,
+	-- A scan's rows in id order (its seal's order) without a sort; ids are unique
+	-- (the sequence), the pair is the key.
+	PRIMARY KEY (scan_id, id)
 );
 
 -- Made with the table, not after a load: a fleet's table is never empty, and an ingest

@@ -13,15 +13,13 @@
  */
 #include "postgres.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seal.h"
-
-/* Rows fetched at once from a cursor. */
-#define FETCH_ROWS 5000
 
 const char *pg_seal_columns(void)
 {
@@ -52,11 +50,6 @@ static void fields_of(const PGresult *res, int r, int col, struct fidx_seal_fiel
 							.p = PQgetvalue(res, r, c),
 							.n = (size_t)PQgetlength(res, r, c)};
 	}
-}
-
-void pg_seal_fields(const PGresult *res, int r, int col, struct fidx_seal_field *f)
-{
-	fields_of(res, r, col, f, FIDX_SEAL_FILE_FIELDS);
 }
 
 int pg_seal_row(struct pg_store *st, struct pg_scan *c, int64_t id, struct fidx_error *err)
@@ -104,23 +97,137 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err)
 	return 0;
 }
 
-/* The column of file_rows()' rows that holds the row's id in this store. */
-#define ID_HERE FIDX_SEAL_FILE_FIELDS
+/*
+ * Called for each row of a scan read back: f its seal fields, id its id
+ * here, path its path (path_len bytes, not NUL-terminated).  Returns 0, or
+ * -1 with err set (the read stops).
+ */
+typedef int row_fn(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+		   size_t path_len, struct fidx_error *err);
+
+/* Reads a big-endian 32-bit integer. */
+static uint32_t get32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
 
 /*
- * Declares c over scan_id's rows in the order of the ids sealed (those
- * where a pushed scan was made): their seal fields, then their id here.
+ * Parses the tuples of one message of a binary COPY (the file header first
+ * in the first one) into fn's calls.  Returns 1 at the trailer, 0 for more,
+ * -1 with err set.
  */
-static int file_rows(struct pg_store *st, int64_t scan_id, struct pg_cursor *c,
-		     struct fidx_error *err)
+static int copy_tuples(struct pg_store *st, const char *buf, size_t len, bool first, row_fn *fn,
+		       void *arg, struct fidx_error *err)
 {
-	char sql[1400];
-	struct pg_params p = {0};
-	pg_param_int(&p, scan_id);
-	snprintf(sql, sizeof(sql), "SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
-		 " ON s.id = f.scan_id WHERE f.scan_id = $1 ORDER BY coalesce(f.origin_id, f.id)",
-		 pg_seal_columns());
-	return pg_cursor_open(st, c, sql, &p, err);
+	static const char signature[11] = "PGCOPY\n\377\r\n\0";
+	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
+	size_t p = 0;
+	if (first) {
+		if (len < 19 || memcmp(buf, signature, sizeof(signature)) != 0)
+			goto bad;
+		p = 19 + get32(buf + 15);
+	}
+	while (p + 2 <= len) {
+		int16_t nfields = (int16_t)((uint8_t)buf[p] << 8 | (uint8_t)buf[p + 1]);
+		p += 2;
+		if (nfields == -1)
+			return 1;
+		if (nfields != FIDX_SEAL_FILE_FIELDS + 1)
+			goto bad;
+		int64_t id = 0;
+		const char *path = "";
+		size_t path_len = 0;
+		for (int c = 0; c <= FIDX_SEAL_FILE_FIELDS; c++) {
+			if (p + 4 > len)
+				goto bad;
+			int32_t n = (int32_t)get32(buf + p);
+			p += 4;
+			if (n < 0) {
+				if (c < FIDX_SEAL_FILE_FIELDS)
+					f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_NULL};
+				continue;
+			}
+			if ((size_t)n > len - p)
+				goto bad;
+			bool bytes = c >= 2 && c < FIDX_SEAL_FILE_FIELDS &&
+				     fidx_seal_file_columns[c].bytes;
+			if (!bytes && n != 8)
+				goto bad;
+			if (c == FIDX_SEAL_FILE_FIELDS)
+				id = pg_get64(buf + p);
+			else if (bytes)
+				f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES, .p = buf + p,
+								.n = (size_t)n};
+			else
+				f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT,
+								.i = pg_get64(buf + p)};
+			if (c == 2) {
+				path = buf + p;
+				path_len = (size_t)n;
+			}
+			p += (size_t)n;
+		}
+		if (fn(arg, f, id, path, path_len, err) < 0)
+			return -1;
+	}
+	if (p == len)
+		return 0;
+bad:
+	return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the COPY stream is"
+			 " not what was asked for", fidx_quote(st->name), st->origin);
+}
+
+/*
+ * Reads scan_id's rows back, in the order of their ids (that of the ids
+ * sealed: a pushed scan's were written in the order of its ids where it was
+ * made), calling fn with each one's seal fields: one COPY ... TO STDOUT in
+ * binary, which streams the rows without a result to build per value.
+ * Returns 0, or -1 with err set.
+ */
+static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
+		    struct fidx_error *err)
+{
+	char sql[1500];
+	/* COPY takes no parameters: the scan id is a number fidx formats. */
+	snprintf(sql, sizeof(sql), "COPY (SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
+		 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, f.id)"
+		 " TO STDOUT (FORMAT binary)", pg_seal_columns(), scan_id);
+	if (pg_ready(st, err) < 0)
+		return -1;
+	PGresult *res = PQexec(st->conn, sql);
+	if (!res || PQresultStatus(res) != PGRES_COPY_OUT) {
+		char line[1024];
+		pg_fail(st, err, "read", res ? pg_first_line(PQresultErrorMessage(res), line,
+							     sizeof(line)) : NULL);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	int rc = 0, done = 0, n;
+	bool first = true;
+	char *buf;
+	while ((n = PQgetCopyData(st->conn, &buf, 0)) > 0) {
+		if (rc == 0 && !done)
+			rc = (done = copy_tuples(st, buf, (size_t)n, first, fn, arg, err)) < 0 ? -1 : 0;
+		first = false;
+		PQfreemem(buf);
+	}
+	if (n == -2 && rc == 0)
+		rc = pg_fail(st, err, "read", NULL);
+	while ((res = PQgetResult(st->conn))) {
+		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
+			char line[1024];
+			rc = pg_fail(st, err, "read", pg_first_line(PQresultErrorMessage(res), line,
+								    sizeof(line)));
+		}
+		PQclear(res);
+	}
+	if (rc == 0 && done != 1)
+		rc = fidx_fail(err, EPROTO, "cannot read database '%s'%s: the COPY stream ended"
+			       " early", fidx_quote(st->name), st->origin);
+	return rc;
 }
 
 /*
@@ -148,40 +255,41 @@ static PGresult *scan_row(struct pg_store *st, int64_t scan_id, struct fidx_erro
 	return res;
 }
 
+/* A scan read back into its seal (read_back()). */
+struct reading {
+	struct pg_store *st;
+	struct pg_scan *c;
+};
+
+/* read_back()'s row: its line into the running seal of its scan, its row hash kept. */
+static int read_back_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+			 size_t path_len, struct fidx_error *err)
+{
+	struct reading *rd = arg;
+	(void)path;
+	(void)path_len;
+	if (fidx_seal_line(rd->st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+			   FIDX_SEAL_FILE_ALWAYS, err) < 0)
+		return -1;
+	return pg_seal_row(rd->st, rd->c, id, err);
+}
+
 /*
  * Reads the rows of scan c back in id order into a new running seal, and
- * their row hashes anew.  Returns 0, or -1 with err set.
+ * their row hashes anew (one seal_batch row).  Returns 0, or -1 with err set.
  */
 static int read_back(struct pg_store *st, struct pg_scan *c, struct fidx_error *err)
 {
-	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
 	struct pg_params p = {0};
-	struct pg_cursor cur;
 	pg_param_int(&p, c->id);
 	if (pg_run(st, "DELETE FROM fidx.seal_batch WHERE scan_id = $1", &p, "write", err) < 0)
 		return -1;
 	fidx_seal_sum_free(c->sum);
 	c->nhashes = 0;
-	if (!(c->sum = fidx_seal_sum_new(err)) || file_rows(st, c->id, &cur, err) < 0)
+	struct reading rd = {st, c};
+	if (!(c->sum = fidx_seal_sum_new(err)) || each_row(st, c->id, read_back_row, &rd, err) < 0)
 		return -1;
-	for (;;) {
-		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
-		int n = res ? PQntuples(res) : -1;
-		for (int r = 0; r < n; r++) {
-			pg_seal_fields(res, r, 0, f);
-			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
-					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
-			    pg_seal_row(st, c, pg_int(res, r, ID_HERE), err) < 0)
-				n = -1;
-		}
-		PQclear(res);
-		if (n > 0 && put_scan(st, c, err) < 0)
-			n = -1;
-		if (n <= 0) {
-			pg_cursor_close(st, &cur);
-			return n;
-		}
-	}
+	return put_scan(st, c, err);
 }
 
 int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
@@ -337,6 +445,44 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 	return 0;
 }
 
+/* What pass 2 of a verify holds while it reads the rows. */
+struct check {
+	struct pg_store *st;
+	struct fidx_seal_sum *sum;    /* pass 1: the seal being recomputed */
+	struct sealed *kept;          /* the row hashes kept, by id */
+	size_t nkept;
+	fidx_seal_found_fn *found;
+	void *arg;
+	struct fidx_seal_result *r;
+};
+
+/* Pass 2's row: named when its line has no hash kept (added) or another (altered). */
+static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+		     size_t path_len, struct fidx_error *err)
+{
+	struct check *k = arg;
+	uint8_t hash[FIDX_ROW_HASH_LEN];
+	if (fidx_seal_line(k->st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+			   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+	    fidx_seal_row_hash(k->st->lines, hash, err) < 0)
+		return -1;
+	struct sealed key = {.id = id};
+	struct sealed *s = bsearch(&key, k->kept, k->nkept, sizeof(*k->kept), by_id);
+	bool same = s && !s->seen && memcmp(s->hash, hash, sizeof(hash)) == 0;
+	if (s)
+		s->seen = true;
+	if (same)
+		return 0;
+	char *name = strndup(path, path_len);
+	if (!name)
+		return fidx_fail_nomem(err);
+	(s ? &k->r->altered : &k->r->added)[0]++;
+	k->found(k->arg, &(struct fidx_seal_finding){
+		.change = s ? FIDX_SEAL_ALTERED : FIDX_SEAL_ADDED, .file_id = id, .path = name});
+	free(name);
+	return 0;
+}
+
 /*
  * Pass 2 of a seal that differs: each row whose line has no hash kept
  * (added) or another (altered), each hash kept whose row is gone (removed).
@@ -344,53 +490,35 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *found,
 		      void *arg, struct fidx_seal_result *r, struct fidx_error *err)
 {
-	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
-	struct sealed *kept;
-	struct pg_cursor cur;
-	uint8_t hash[FIDX_ROW_HASH_LEN];
-	ssize_t nkept = load_sealed(st, scan_id, &kept, err);
-	if (nkept < 0 || file_rows(st, scan_id, &cur, err) < 0) {
-		free(kept);
+	struct check k = {.st = st, .found = found, .arg = arg, .r = r};
+	ssize_t nkept = load_sealed(st, scan_id, &k.kept, err);
+	if (nkept < 0)
 		return -1;
-	}
-	int n;
-	do {
-		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
-		n = res ? PQntuples(res) : -1;
-		for (int i = 0; i < n; i++) {
-			pg_seal_fields(res, i, 0, f);
-			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
-					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
-			    fidx_seal_row_hash(st->lines, hash, err) < 0) {
-				n = -1;
-				break;
-			}
-			struct sealed key = {.id = pg_int(res, i, ID_HERE)};
-			struct sealed *k = bsearch(&key, kept, (size_t)nkept, sizeof(*kept), by_id);
-			if (k && !k->seen && memcmp(k->hash, hash, sizeof(hash)) == 0) {
-				k->seen = true;
-				continue;
-			}
-			if (k)
-				k->seen = true;
-			struct fidx_seal_finding fd = {
-				.change = k ? FIDX_SEAL_ALTERED : FIDX_SEAL_ADDED, .file_id = key.id,
-				.path = PQgetisnull(res, i, 2) ? "" : PQgetvalue(res, i, 2)};
-			(k ? &r->altered : &r->added)[0]++;
-			found(arg, &fd);
-		}
-		PQclear(res);
-	} while (n > 0);
-	pg_cursor_close(st, &cur);
-	for (ssize_t i = 0; n == 0 && i < nkept; i++) {
-		if (kept[i].seen)
+	k.nkept = (size_t)nkept;
+	int rc = each_row(st, scan_id, check_row, &k, err);
+	for (size_t i = 0; rc == 0 && i < k.nkept; i++) {
+		if (k.kept[i].seen)
 			continue;
 		r->removed++;
 		found(arg, &(struct fidx_seal_finding){.change = FIDX_SEAL_REMOVED,
-						       .file_id = kept[i].id});
+						       .file_id = k.kept[i].id});
 	}
-	free(kept);
-	return n < 0 ? -1 : 0;
+	free(k.kept);
+	return rc;
+}
+
+/* Pass 1's row: its line into the seal being recomputed. */
+static int sum_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+		   size_t path_len, struct fidx_error *err)
+{
+	struct check *k = arg;
+	(void)id;
+	(void)path;
+	(void)path_len;
+	k->r->rows++;
+	return fidx_seal_line(k->st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
+			      FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
+	       fidx_seal_sum_line(k->sum, k->st->lines, err) < 0 ? -1 : 0;
 }
 
 int pg_verify(struct fidx_store *base, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
@@ -399,7 +527,6 @@ int pg_verify(struct fidx_store *base, int64_t scan_id, fidx_seal_found_fn *foun
 	struct pg_store *st = pg_of(base);
 	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
 	struct fidx_seal_sum *all = NULL;
-	struct pg_cursor cur;
 	int ret = -1, n;
 
 	*r = (struct fidx_seal_result){0};
@@ -416,25 +543,8 @@ int pg_verify(struct fidx_store *base, int64_t scan_id, fidx_seal_found_fn *foun
 	snprintf(r->status, sizeof(r->status), "%s", PQgetvalue(scan, 0, FIDX_SEAL_SCAN_FIELDS + 1));
 
 	/* Pass 1: the seal, the scan row's line last. */
-	if (file_rows(st, scan_id, &cur, err) < 0)
-		goto out;
-	do {
-		PGresult *res = pg_cursor_fetch(st, &cur, FETCH_ROWS, err);
-		n = res ? PQntuples(res) : -1;
-		for (int i = 0; i < n; i++) {
-			pg_seal_fields(res, i, 0, f);
-			if (fidx_seal_line(st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
-					   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
-			    fidx_seal_sum_line(all, st->lines, err) < 0) {
-				n = -1;
-				break;
-			}
-			r->rows++;
-		}
-		PQclear(res);
-	} while (n > 0);
-	pg_cursor_close(st, &cur);
-	if (n < 0)
+	struct check k = {.st = st, .sum = all, .r = r};
+	if (each_row(st, scan_id, sum_row, &k, err) < 0)
 		goto out;
 	fields_of(scan, 0, 0, f, FIDX_SEAL_SCAN_FIELDS);
 	if (fidx_seal_line(st->lines, fidx_seal_scan_columns, f, FIDX_SEAL_SCAN_FIELDS,
