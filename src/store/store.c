@@ -220,18 +220,33 @@ static int query_copy(struct fidx_rows_query *copy, const struct fidx_rows_query
 	return 0;
 }
 
-struct fidx_rows *fidx_store_rows(struct fidx_store *st, const struct fidx_rows_query *q,
-				  struct fidx_error *err)
+/*
+ * Makes the iterator of q (copied, with the columns its filters need) through
+ * the backend: rows_by_digest when digests is not NULL (order and filters
+ * other than the hidden trees then do not count), else rows.  Returns it,
+ * or NULL with err set.
+ */
+static struct fidx_rows *rows_open(struct fidx_store *st, const struct fidx_rows_query *q,
+				   enum fidx_digest d, const uint8_t *digests, size_t n,
+				   struct fidx_error *err)
 {
 	struct fidx_rows_query copy;
 	if (query_copy(&copy, q, err) < 0)
 		return NULL;
+	if (digests) {
+		copy.order = FIDX_ROWS_ANY;
+		free((char *)copy.under);
+		copy.under = NULL;
+		copy.types = 0;
+		copy.with_error = false;
+	}
 	/* A hidden tree is known by the path; a damaged type, by the type. */
 	if (copy.nhidden)
 		copy.columns |= FIDX_COLUMN(FIDX_COL_PATH);
 	if (copy.types)
 		copy.columns |= FIDX_COLUMN(FIDX_COL_TYPE);
-	struct fidx_rows *it = st->ops->rows(st, &copy, err);
+	struct fidx_rows *it = digests ? st->ops->rows_by_digest(st, &copy, d, digests, n, err)
+				       : st->ops->rows(st, &copy, err);
 	if (!it) {
 		query_free(&copy);
 		return NULL;
@@ -241,33 +256,22 @@ struct fidx_rows *fidx_store_rows(struct fidx_store *st, const struct fidx_rows_
 	return it;
 }
 
+struct fidx_rows *fidx_store_rows(struct fidx_store *st, const struct fidx_rows_query *q,
+				  struct fidx_error *err)
+{
+	return rows_open(st, q, FIDX_MD5, NULL, 0, err);
+}
+
 struct fidx_rows *fidx_store_rows_by_digest(struct fidx_store *st, const struct fidx_rows_query *q,
 					    enum fidx_digest d, const uint8_t *digests, size_t n,
 					    struct fidx_error *err)
 {
+	static const uint8_t none;
 	if (!st->ops->rows_by_digest) {
 		fidx_fail(err, EOPNOTSUPP, "a %s store keeps no index of digests", st->ops->name);
 		return NULL;
 	}
-	struct fidx_rows_query copy;
-	if (query_copy(&copy, q, err) < 0)
-		return NULL;
-	/* A hidden tree is known by the path; the order and the filters do not count. */
-	if (copy.nhidden)
-		copy.columns |= FIDX_COLUMN(FIDX_COL_PATH);
-	copy.order = FIDX_ROWS_ANY;
-	free((char *)copy.under);
-	copy.under = NULL;
-	copy.types = 0;
-	copy.with_error = false;
-	struct fidx_rows *it = st->ops->rows_by_digest(st, &copy, d, digests, n, err);
-	if (!it) {
-		query_free(&copy);
-		return NULL;
-	}
-	it->st = st;
-	it->q = copy;
-	return it;
+	return rows_open(st, q, d, digests ? digests : &none, n, err);
 }
 
 int fidx_rows_next(struct fidx_rows *it, const struct fidx_row **row, struct fidx_error *err)

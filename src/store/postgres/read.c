@@ -189,9 +189,18 @@ struct pg_rows {
 	int next, n;                    /* the next of them, how many */
 	bool done;                      /* the cursor gave its last row */
 	char *ids;                      /* the scans' array literal */
-	char under_lo[4200], under_hi[4200]; /* the bounds of q.under's tree */
+	char *under_lo, *under_hi;      /* the bounds of q.under's tree (malloc'ed) */
 	char types[8];                  /* the type letters asked for */
 };
+
+/* Frees what it holds and it (its cursor closed). */
+static void rows_free(struct pg_rows *it)
+{
+	free(it->ids);
+	free(it->under_lo);
+	free(it->under_hi);
+	free(it);
+}
 
 /*
  * Opens the iterator of q's rows; with digest (a digest column's name) only
@@ -220,8 +229,11 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 	if (q->under) {
 		/* The tree of under: itself, and what sorts from "under/" to "under0". */
 		size_t n = strlen(q->under);
-		if (n + 2 > sizeof(it->under_lo))
-			n = sizeof(it->under_lo) - 2;
+		if (!(it->under_lo = malloc(n + 2)) || !(it->under_hi = malloc(n + 2))) {
+			rows_free(it);
+			fidx_fail_nomem(err);
+			return NULL;
+		}
 		memcpy(it->under_lo, q->under, n);
 		if (!n || it->under_lo[n - 1] != '/')
 			it->under_lo[n++] = '/';
@@ -259,8 +271,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 		snprintf(sql + len, sizeof(sql) - len,
 			 " ORDER BY array_position($1::bigint[], f.scan_id), f.path");
 	if (pg_cursor_open(st, &it->cur, sql, &p, err) < 0) {
-		free(it->ids);
-		free(it);
+		rows_free(it);
 		return NULL;
 	}
 	it->open = true;
@@ -346,8 +357,7 @@ void pg_rows_close(struct fidx_rows *base)
 	PQclear(it->res);
 	if (it->open)
 		pg_cursor_close(pg_of(base->st), &it->cur);
-	free(it->ids);
-	free(it);
+	rows_free(it);
 }
 
 /*

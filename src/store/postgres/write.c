@@ -92,6 +92,23 @@ void pg_write_close(struct pg_store *st)
 	fidx_seal_lines_free(st->lines);
 }
 
+/*
+ * The id of host name in fidx.host, the row made when there is none (in the
+ * open transaction).  Returns it, or -1 with err set.
+ */
+static int64_t host_id_of(struct pg_store *st, const char *name, struct fidx_error *err)
+{
+	struct pg_params p = {0};
+	pg_param_str(&p, name);
+	PGresult *res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
+				" DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err);
+	if (!res)
+		return -1;
+	int64_t id = pg_int(res, 0, 0);
+	PQclear(res);
+	return id;
+}
+
 int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info,
 		      struct fidx_error *err)
 {
@@ -100,15 +117,10 @@ int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info
 		return -1;
 	if (!st->has_schema && pg_make_schema(st, err) < 0)
 		goto fail;
-	struct pg_params p = {0};
-	pg_param_str(&p, info->host);
-	PGresult *res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
-				" DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err);
-	if (!res)
+	int64_t host_id = host_id_of(st, info->host, err);
+	if (host_id < 0)
 		goto fail;
-	int64_t host_id = pg_int(res, 0, 0);
-	PQclear(res);
-	p = (struct pg_params){0};
+	struct pg_params p = {0};
 	pg_param_int(&p, host_id);
 	const char *text[] = {info->root, info->host, info->os, info->kernel,
 			      info->arch, info->version, info->options, "running"};
@@ -117,10 +129,10 @@ int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info
 	pg_param_int(&p, info->started_ns);
 	pg_param_int(&p, getpid());
 	pg_param_text(&p, info->uuid);
-	res = pg_exec(st, "INSERT INTO fidx.scan (host_id, root, host, os, kernel, arch, version,"
-		      " options, status, started_ns, pid, uuid)"
-		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid) RETURNING id",
-		      &p, "write", err);
+	PGresult *res = pg_exec(st, "INSERT INTO fidx.scan (host_id, root, host, os, kernel, arch,"
+				" version, options, status, started_ns, pid, uuid)"
+				" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::uuid)"
+				" RETURNING id", &p, "write", err);
 	if (!res)
 		goto fail;
 	int64_t id = pg_int(res, 0, 0);
@@ -667,13 +679,10 @@ int pg_push_begin(struct fidx_store *base, const struct fidx_scan_row *scan,
 		return ps->complete ? 0 : push_follow(st, ps->scan_id, host_id, sealed, err);
 	}
 	PQclear(res);
-	p = (struct pg_params){0};
-	pg_param_str(&p, scan->host ? scan->host : "");
-	if (!(res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
-			    " DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err)))
+	res = NULL;
+	int64_t host_id = host_id_of(st, scan->host ? scan->host : "", err);
+	if (host_id < 0)
 		goto fail;
-	int64_t host_id = pg_int(res, 0, 0);
-	PQclear(res);
 	/* The scan row as it was made, but running until the push ends. */
 	p = (struct pg_params){0};
 	pg_param_int(&p, host_id);
