@@ -21,7 +21,8 @@
 #   make bench-fleet     fidx on PostgreSQL: ingest (scan, push) against export | psql \copy,
 #                        COPY text against binary, a simulated fleet's pushes and questions
 #   make install [PREFIX=/usr/local] [DESTDIR=]
-#                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc
+#                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc,
+#                        fidx-pg-setup and the PostgreSQL schema it runs
 #
 # The sources are in layers (docs/ARCHITECTURE.md), each built into its own
 # archive:
@@ -247,6 +248,8 @@ install: all
 	install -D -m 644 man/fidx.1 $(DESTDIR)$(PREFIX)/share/man/man1/fidx.1
 	install -D -m 644 $(BUILD)/libfidx.a $(DESTDIR)$(PREFIX)/lib/libfidx.a
 	install -D -m 644 include/fidx/walk.h $(DESTDIR)$(PREFIX)/include/fidx/walk.h
+	install -D -m 755 scripts/fidx-pg-setup $(DESTDIR)$(PREFIX)/bin/fidx-pg-setup
+	install -D -m 644 src/store/postgres/schema.sql $(DESTDIR)$(PREFIX)/share/fidx/schema.sql
 	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' fidx.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/fidx.pc
