@@ -69,7 +69,6 @@ struct pg_store {
 	bool in_txn;                /* a transaction is open */
 	bool has_schema;            /* the schema fidx exists in the database */
 	/* WRITE. */
-	bool begun;                 /* a scan was begun or resumed */
 	unsigned batch_rows;        /* rows per transaction */
 	unsigned pending;           /* rows sent in the open transaction */
 	bool in_copy;               /* a COPY of file rows is open */

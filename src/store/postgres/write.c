@@ -139,7 +139,6 @@ int64_t pg_begin_scan(struct fidx_store *base, const struct fidx_scan_info *info
 	PQclear(res);
 	if (pg_commit(st, err) < 0)
 		return -1;
-	st->begun = true;
 	return scan_follow(st, id, host_id, 0, err) ? id : -1;
 fail:
 	pg_rollback(st);
@@ -231,7 +230,6 @@ int pg_resume_scan(struct fidx_store *base, int64_t scan_id, struct fidx_scan_to
 	/* Its seal is read back when it ends: the rows kept were not seen here. */
 	fidx_seal_sum_free(c->sum);
 	c->sum = NULL;
-	st->begun = true;
 	return 0;
 fail:
 	PQclear(res);
@@ -710,7 +708,6 @@ int pg_push_begin(struct fidx_store *base, const struct fidx_scan_row *scan,
 	PQclear(res);
 	if (pg_commit(st, err) < 0)
 		return -1;
-	st->begun = true;
 	return push_follow(st, ps->scan_id, host_id, scan->id, err);
 fail:
 	pg_rollback(st);
