@@ -14,13 +14,13 @@
  * its trigrams select and checking each path with memmem(), RUNS times, as
  * one line "query PATTERN blocks=N matches=N median_ms=MS".
  *
- * bench/find compiles it with src/store/sqlite/pathindex.c and -DFIDX_PATHINDEX_BLOCK=N
- * to compare block sizes.
+ * Block sizes other than FIDX_PATHINDEX_BLOCK are compared by building with
+ * EXTRA_CFLAGS=-DFIDX_PATHINDEX_BLOCK=N (core/pathindex.h).
  */
 #include <sqlite3.h>
 
 #include "bench.h"
-#include "pathindex.h"
+#include "pathstore.h"
 
 /* Runs sql or dies. */
 static void exec(sqlite3 *db, const char *sql)

@@ -77,6 +77,7 @@ enum {
 /* One inode among the candidates. */
 struct node {
 	uint64_t size, dev, ino;   /* as recorded (its first row) */
+	uint32_t host;             /* its host: an index of the engine's hosts */
 	struct fidx_time mtime;    /* as recorded (its first row) */
 	size_t row, nrows;         /* its rows: [row, row + nrows) */
 	char *error;               /* K_FAILED: why ("open: Permission denied", ...) */
@@ -109,6 +110,10 @@ struct fidx_dupes_engine {
 	size_t nwork;
 	struct fidx_queue *whole_in; /* the hashing stage's input, while it runs */
 	struct fidx_dupes_file *files; /* the groups' files */
+	const char **hosts;        /* the hosts of the selected scans, each once (NULL: a
+				      scan with none); one host unless the store is a fleet's */
+	bool *readable;            /* hosts[i] is this machine (or the only host) */
+	size_t nhosts;
 	atomic_bool stop;          /* a stage failed: wind down */
 	pthread_mutex_t fail_lock; /* guards fail_msg */
 	char *fail_msg;            /* the first fatal failure of a stage */
@@ -186,6 +191,7 @@ static void node_failed(struct fidx_dupes_engine *e, struct node *n, const char 
 /* A regular file's row as loaded, before the candidates are picked. */
 struct lrow {
 	int64_t id;                /* file.id */
+	uint32_t host;             /* its scan's host: an index of the engine's hosts */
 	struct fidx_time mtime;    /* its mtime */
 	uint64_t size, dev, ino;   /* file.size, file.dev, file.ino */
 	char *path, *link;         /* file.path, file.link_target (or NULL), in the arena */
@@ -217,7 +223,7 @@ struct loaded {
 	 FIDX_COLUMN(FIDX_COL_MTIME) | FIDX_DIGEST_COLUMN(FIDX_SHA256) |                       \
 	 FIDX_DIGEST_COLUMN(FIDX_SHA512) | FIDX_COLUMN(FIDX_COL_EDGE_BLOCK) |                  \
 	 FIDX_COLUMN(FIDX_COL_EDGES) | FIDX_COLUMN(FIDX_COL_LATER_SHA256) |                   \
-	 FIDX_COLUMN(FIDX_COL_TYPE))
+	 FIDX_COLUMN(FIDX_COL_TYPE) | FIDX_COLUMN(FIDX_COL_SCAN_ID))
 
 /* Copies digest column c of row into dst when it is exactly len bytes.  Returns whether it did. */
 static bool take_blob(const struct fidx_row *row, enum fidx_col c, uint8_t *dst, size_t len)
@@ -228,6 +234,64 @@ static bool take_blob(const struct fidx_row *row, enum fidx_col c, uint8_t *dst,
 	return true;
 }
 
+/* The host of each selected scan (load()). */
+struct scan_hosts {
+	const int64_t *scans;      /* the scan ids, ascending */
+	const uint32_t *host;      /* the host of each: an index of the engine's hosts */
+	size_t n;
+};
+
+/* The host index of scan (0 when it is not one of the selected: one host only then). */
+static uint32_t host_of(const struct scan_hosts *sh, int64_t scan)
+{
+	size_t lo = 0, hi = sh->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sh->scans[mid] == scan)
+			return sh->host[mid];
+		if (sh->scans[mid] < scan)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * Fills the engine's hosts from the selected scans and h[i] with the host
+ * of scan i.  A host's files can be read when it is this machine, or when
+ * every scan is of one host (a database read where it was made, or a copy of
+ * it: each file is checked against its record anyway).  Returns 0, or -1
+ * (ENOMEM).
+ */
+static int find_hosts(struct fidx_dupes_engine *e, const struct fidx_selection *sel, uint32_t *h)
+{
+	size_t n = sel->scans.n;
+	char here[256] = "";
+	if (!(e->hosts = calloc(n ? n : 1, sizeof(*e->hosts))) ||
+	    !(e->readable = calloc(n ? n : 1, sizeof(*e->readable))))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sel->scans.rows[i].host;
+		size_t k = 0;
+		while (k < e->nhosts && !(e->hosts[k] == name ||
+					  (e->hosts[k] && name && strcmp(e->hosts[k], name) == 0)))
+			k++;
+		if (k == e->nhosts) {
+			/* Copied: the groups outlive the selection. */
+			if (name && !(name = fidx_arena_copy(&e->arena, name, strlen(name))))
+				return -1;
+			e->hosts[e->nhosts++] = name;
+		}
+		h[i] = (uint32_t)k;
+	}
+	if (gethostname(here, sizeof(here) - 1) < 0)
+		here[0] = '\0';
+	for (size_t k = 0; k < e->nhosts; k++)
+		e->readable[k] = e->nhosts == 1 || (e->hosts[k] && strcmp(e->hosts[k], here) == 0);
+	return 0;
+}
+
 /*
  * Reads one row into l when it is a candidate (a size of at least min, a
  * device, an inode and an mtime: a hostile row may lack them): its
@@ -235,7 +299,7 @@ static bool take_blob(const struct fidx_row *row, enum fidx_col c, uint8_t *dst,
  * digests into the pool.  Returns 0, or -1 (ENOMEM).
  */
 static int read_row(struct fidx_dupes_engine *e, struct loaded *l, const struct fidx_row *row,
-		    uint64_t min)
+		    uint64_t min, const struct scan_hosts *sh)
 {
 	const char *path = fidx_row_text(row, FIDX_COL_PATH);
 	const char *link = fidx_row_text(row, FIDX_COL_LINK_TARGET);
@@ -253,6 +317,7 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, const struct 
 		.id = fidx_row_int(row, FIDX_COL_ID), .mtime = mtime,
 		.size = fidx_row_u64(row, FIDX_COL_SIZE), .dev = fidx_row_u64(row, FIDX_COL_DEV),
 		.ino = fidx_row_u64(row, FIDX_COL_INO), .dig = NO_DIG,
+		.host = host_of(sh, fidx_row_int(row, FIDX_COL_SCAN_ID)),
 	};
 	if (!path ||
 	    !(r->path = fidx_arena_copy(&e->arena, path, fidx_row_len(row, FIDX_COL_PATH))) ||
@@ -278,22 +343,29 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, const struct 
 	return 0;
 }
 
-/* Orders rows by path, the newest (highest id) first among equal paths. */
+/* Orders rows by host and path, the newest (highest id) first among equal paths. */
 static int cmp_path_newest(const void *a, const void *b)
 {
 	const struct lrow *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
 	int c = strcmp(x->path, y->path);
 	if (c)
 		return c;
 	return x->id > y->id ? -1 : x->id < y->id;
 }
 
-/* Orders rows by size, device, inode, then path (a node's rows in byte order). */
+/*
+ * Orders rows by size, host, device, inode, then path (a node's rows in byte
+ * order): two hosts' files are never one inode.
+ */
 static int cmp_candidate(const void *a, const void *b)
 {
 	const struct lrow *x = a, *y = b;
 	if (x->size != y->size)
 		return x->size < y->size ? -1 : 1;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
 	if (x->ino != y->ino)
@@ -302,15 +374,16 @@ static int cmp_candidate(const void *a, const void *b)
 }
 
 /*
- * Keeps a path recorded by several selected scans once, from the newest
- * scan (the highest row id): the same path twice is one file, not two.
+ * Keeps a path recorded by several selected scans of a host once, from the
+ * newest scan (the highest row id): the same path twice is one file, not two.
  */
 static void drop_repeated_paths(struct loaded *l)
 {
 	size_t out = 0;
 	qsort(l->rows, l->n, sizeof(*l->rows), cmp_path_newest);
 	for (size_t i = 0; i < l->n; i++)
-		if (out == 0 || strcmp(l->rows[out - 1].path, l->rows[i].path) != 0)
+		if (out == 0 || l->rows[out - 1].host != l->rows[i].host ||
+		    strcmp(l->rows[out - 1].path, l->rows[i].path) != 0)
 			l->rows[out++] = l->rows[i];
 	l->n = out;
 }
@@ -346,7 +419,8 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 	const struct lrow *rows = l->rows;
 	size_t inodes = 1;
 	for (size_t i = a + 1; i < b; i++)
-		inodes += rows[i].dev != rows[i - 1].dev || rows[i].ino != rows[i - 1].ino;
+		inodes += rows[i].host != rows[i - 1].host || rows[i].dev != rows[i - 1].dev ||
+			  rows[i].ino != rows[i - 1].ino;
 	if (inodes < 2)
 		return 0;
 	if (grow((void **)&e->nodes, &e->cap_nodes, e->nnodes + inodes, sizeof(*e->nodes)) < 0 ||
@@ -357,9 +431,9 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 	struct node *n = NULL;
 	for (size_t i = a; i < b; i++) {
 		const struct lrow *r = &rows[i];
-		if (!n || r->dev != n->dev || r->ino != n->ino) {
+		if (!n || r->host != n->host || r->dev != n->dev || r->ino != n->ino) {
 			n = &e->nodes[e->nnodes++];
-			*n = (struct node){.size = r->size, .dev = r->dev, .ino = r->ino,
+			*n = (struct node){.size = r->size, .dev = r->dev, .ino = r->ino, .host = r->host,
 					   .mtime = r->mtime, .row = e->nrows};
 		}
 		if (grow_rows(e) < 0)
@@ -387,12 +461,14 @@ static int load(struct fidx_dupes_engine *e, struct fidx_store *st,
 	size_t nscans = sel->scans.n;
 	int64_t *scans = calloc(nscans ? nscans : 1, sizeof(*scans));
 	const char **roots = calloc(nscans ? nscans : 1, sizeof(*roots));
+	uint32_t *hosts = calloc(nscans ? nscans : 1, sizeof(*hosts));
 	struct fidx_rows *it = NULL;
 	const struct fidx_row *row;
 	int rc, ret = -1;
 
-	if (!scans || !roots)
+	if (!scans || !roots || !hosts || find_hosts(e, sel, hosts) < 0)
 		goto nomem;
+	struct scan_hosts sh = {scans, hosts, nscans};
 	for (size_t i = 0; i < nscans; i++) {
 		scans[i] = sel->scans.rows[i].id;
 		roots[i] = sel->scans.rows[i].root;
@@ -405,7 +481,7 @@ static int load(struct fidx_dupes_engine *e, struct fidx_store *st,
 	if (!(it = fidx_store_rows(st, &q, err)))
 		goto out;
 	while ((rc = fidx_rows_next(it, &row, err)) == 1)
-		if (read_row(e, &l, row, e->o->empty ? 0 : 1) < 0)
+		if (read_row(e, &l, row, e->o->empty ? 0 : 1, &sh) < 0)
 			goto nomem;
 	if (rc < 0)
 		goto out;
@@ -427,6 +503,7 @@ out:
 	fidx_rows_close(it);
 	free(scans);
 	free(roots);
+	free(hosts);
 	free(l.rows);
 	free(l.digs);
 	return ret;
@@ -434,9 +511,18 @@ out:
 
 /* ---------------------------------------------------------------- planning --- */
 
-/* Adds node i to the current stage's work.  Returns 0, or -1 (ENOMEM). */
+/*
+ * Adds node i to the current stage's work; a file of another machine (a
+ * fleet's store) cannot be read here and is left out.  Returns 0, or -1
+ * (ENOMEM).
+ */
 static int want(struct fidx_dupes_engine *e, size_t *cap, size_t i)
 {
+	if (!e->readable[e->nodes[i].host]) {
+		node_failed(e, &e->nodes[i], "on another host, with no SHA-256 recorded"
+			    " (scan it with --hash sha256 to compare it)", 0);
+		return 0;
+	}
 	if (grow((void **)&e->work, cap, e->nwork + 1, sizeof(*e->work)) < 0)
 		return -1;
 	e->work[e->nwork++] = i;
@@ -936,6 +1022,14 @@ static int cmp_group(const void *a, const void *b)
 	return strcmp(x->files[0].paths[0], y->files[0].paths[0]);
 }
 
+/* The name of host k to show beside its paths: NULL when every scan is of one host. */
+static const char *host_name(const struct fidx_dupes_engine *e, uint32_t k)
+{
+	if (e->nhosts < 2)
+		return NULL;
+	return e->hosts[k] ? e->hosts[k] : "";
+}
+
 /*
  * Makes the groups: in each span, runs of two or more nodes with one digest.
  * Returns 0, or -1 (ENOMEM).
@@ -972,6 +1066,7 @@ static int make_groups(struct fidx_dupes *d)
 					struct fidx_dupes_file *f = e->files + nfiles;
 					for (size_t k = i; k < j; k++, nfiles++)
 						e->files[nfiles] = (struct fidx_dupes_file){
+							.host = host_name(e, e->nodes[k].host),
 							.dev = e->nodes[k].dev, .ino = e->nodes[k].ino,
 							.npaths = e->nodes[k].nrows,
 							.paths = (const char *const *)&e->paths[e->nodes[k].row],
@@ -1027,7 +1122,8 @@ static int list_left_out(struct fidx_dupes *d)
 		return -1;
 	}
 	for (size_t i = 0; i < n && d->left; i++)
-		d->left[i] = (struct fidx_dupes_left){e->paths[failed[i]->row], failed[i]->error};
+		d->left[i] = (struct fidx_dupes_left){host_name(e, failed[i]->host),
+						      e->paths[failed[i]->row], failed[i]->error};
 	free(failed);
 	return 0;
 }
@@ -1050,6 +1146,8 @@ static void engine_free(struct fidx_dupes_engine *e)
 	free(e->spans);
 	free(e->work);
 	free(e->files);
+	free(e->hosts);
+	free(e->readable);
 	free(e->fail_msg);
 	pthread_mutex_destroy(&e->fail_lock);
 	free(e);

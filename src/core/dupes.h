@@ -17,6 +17,12 @@
  * left out with a warning, as is a file that cannot be read.  Hard links (one
  * inode under several paths) are one file: they are never duplicates of each
  * other, and a group lists each inode once with all its paths.
+ *
+ * Scans of several hosts (a fleet's store) are compared across hosts: an
+ * inode is one of a host (two hosts' files are never hard links of each
+ * other), and only this machine's files can be read, so another host's file
+ * takes part when its SHA-256 (or SHA-512) was recorded, and is left out
+ * otherwise.
  */
 #ifndef FIDX_DUPES_H
 #define FIDX_DUPES_H
@@ -54,6 +60,9 @@ struct fidx_dupes_opts {
 
 /* One file of a group: an inode and every path it has in the scans. */
 struct fidx_dupes_file {
+	const char *host;          /* its host, when the scans are of several (a fleet's
+				      store: files of another host are compared by their
+				      recorded SHA-256 only); NULL when of one */
 	uint64_t dev, ino;         /* as recorded */
 	size_t npaths;             /* >= 1; more for hard links */
 	const char *const *paths;  /* byte-exact, in byte order */
@@ -72,6 +81,7 @@ struct fidx_dupes_group {
 
 /* A file left out of the search: changed or unreadable. */
 struct fidx_dupes_left {
+	const char *host;          /* its host, as fidx_dupes_file's */
 	const char *path;          /* its first path */
 	const char *error;         /* why ("open: Permission denied", "changed during scan") */
 };

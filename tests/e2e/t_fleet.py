@@ -12,6 +12,13 @@ Checked:
     (globs, repeatable) and then paths come bare; `match` names the host
     that holds a known-bad digest; a host name with a newline, a quote,
     $(...) and a byte that is not UTF-8 round-trips and is never run;
+  * the fleet's questions answer from every host: a substring `find`
+    through the path index each scan has on the server (one per complete
+    scan, checked with psql) gives exactly the paths of every host's tree
+    that hold it, -i too; `dupes` groups files of several hosts by their
+    recorded SHA-256 (hashlib's groups of the trees), each path as
+    "host:path", and two hosts' files with one device and inode (one root
+    scanned as two hosts) are two files, not hard links of each other;
   * `fidx diff HOST_A:PATH HOST_B:PATH` compares two hosts' trees below PATH;
   * `fidx check` compares a live tree with this host's newest scan of it,
     asks for --host when only other hosts have one, and takes --host;
@@ -20,6 +27,7 @@ Checked:
     then completes it, sealed and intact, every entry once.
 """
 
+import base64
 import hashlib
 import json
 import os
@@ -109,6 +117,62 @@ def check_many_at_once(chk, pg, top, target):
 	chk.ok("%d hosts at once: a host's paths are its tree's" % HOSTS, not bad, repr(bad))
 
 
+def json_bytes(obj, key):
+	"""The bytes of a name fidx wrote in JSON as key (key_base64 when not UTF-8)."""
+	if key + "_base64" in obj:
+		return base64.b64decode(obj[key + "_base64"])
+	return obj[key].encode()
+
+
+def check_fleet_questions(chk, pg, top, target):
+	"""find and dupes across the hosts of check_many_at_once (top/hNN, host hNN)."""
+	roots = {b"host%02d" % n: top + b"/h%02d" % n for n in range(HOSTS)}
+	n = pg.psql("SELECT count(*) FROM fidx.path_index i JOIN fidx.scan s ON s.id = i.scan_id"
+		    " WHERE s.status = 'complete'::bytea;", user=ROLE, dbname=DB)
+	chk.eq("every complete scan has its path index on the server", n.strip(), str(HOSTS))
+	for pattern, icase in ((b"conf.d/0", False), (b"COMMON", True), (b"/etc/host", False)):
+		want = set()
+		for host, root in roots.items():
+			for p in truth(root, lib.Truth(hashes=["sha256"])):
+				hay, needle = (p.lower(), pattern.lower()) if icase else (p, pattern)
+				if needle in hay:
+					want.add(host + b":" + p)
+		args = ["find", "--db", target, "-0"] + (["-i"] if icase else []) + [pattern]
+		got = set(run_fidx(*args).out.split(b"\0")[:-1])
+		chk.ok("find %s%s across %d hosts: every host's matching paths, host:path" %
+		       ("-i " if icase else "", pattern.decode(), HOSTS),
+		       got == want and len(want) >= HOSTS,
+		       "%d got, %d wanted, e.g. %r" % (len(got), len(want), sorted(got ^ want)[:3]))
+	# dupes: groups of equal content among every host's files, by hashlib.
+	by_digest = {}
+	for host, root in roots.items():
+		for dirpath, _, files in os.walk(root):
+			for f in files:
+				p = os.path.join(dirpath, f)
+				with open(p, "rb") as fh:
+					data = fh.read()
+				if data:
+					by_digest.setdefault(hashlib.sha256(data).hexdigest(), set()).add(
+						host + b":" + p)
+	want = sorted(sorted(g) for g in by_digest.values() if len(g) >= 2)
+	res = run_fidx("dupes", "--db", target, "--json", "--host", "host*")
+	got = []
+	for line in res.out.splitlines():
+		g = json.loads(line)
+		if "files" in g:
+			got.append(sorted(json_bytes(f, "host") + b":" + json_bytes(f, "path")
+					  for f in g["files"]))
+	chk.ok("dupes across %d hosts: hashlib's groups, each file as its host's" % HOSTS,
+	       res.rc == 0 and sorted(got) == want and want,
+	       "rc %d, %d groups got, %d wanted: %s" % (res.rc, len(got), len(want),
+							 lib.short(res.out + res.err)))
+	res = run_fidx("dupes", "--db", target, "--host", "host0[01]")
+	chk.ok("dupes --host: text lines host:path", res.rc == 0 and
+	       b"host00:" + roots[b"host00"] + b"/etc/common\n" in res.out and
+	       b"host01:" + roots[b"host01"] + b"/etc/common\n" in res.out,
+	       lib.short(res.out + res.err))
+
+
 def check_same_root(chk, pg, top, target):
 	"""Two hosts, one root: both shown, each path with its host."""
 	root = top + b"/same"
@@ -130,6 +194,15 @@ def check_same_root(chk, pg, top, target):
 	chk.ok("--host alpha: alpha's paths alone, bare", root + b"/etc/extra" in got and
 	       root + b"/etc/bad" not in got and all(p.startswith(root) for p in got),
 	       lib.short(sorted(got)[:4]))
+	# One root scanned as two hosts: one device and inode, two hosts' files.
+	res = run_fidx("dupes", "--db", target, "--json", "--host", "alpha", "--host", "evil*")
+	groups = [json.loads(line) for line in res.out.splitlines()]
+	common = [g for g in groups if any(f["path"].endswith("/etc/common")
+					   for f in g.get("files", []))]
+	chk.ok("same root on two hosts: its files are duplicates across the hosts, not hard"
+	       " links", res.rc == 0 and len(common) == 1 and len(common[0]["files"]) == 2 and
+	       {json_bytes(f, "host") for f in common[0]["files"]} == {b"alpha", EVIL_HOST},
+	       lib.short(res.out + res.err))
 	res = run_fidx("find", "--db", target, "--host", "nobody-here")
 	chk.ok("--host that matches no host: exit 2, one line", res.rc == 2 and
 	       len(res.err_lines()) == 1 and b"--host" in res.err, lib.short(res.err))
@@ -243,6 +316,8 @@ def main():
 		target = pg.conninfo(user=ROLE, dbname=DB)
 		with chk.guard("many hosts at once"):
 			check_many_at_once(chk, pg, top, target)
+		with chk.guard("fleet questions"):
+			check_fleet_questions(chk, pg, top, target)
 		with chk.guard("same root on two hosts"):
 			check_same_root(chk, pg, top, target)
 		with chk.guard("server restarted"):

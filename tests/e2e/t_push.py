@@ -13,12 +13,22 @@ before schema 5, without a UUID.  Checked against a throwaway server:
     gives it;
   * a push killed (SIGKILL) after the server committed part of it is taken
     up after the last row kept: every row once, the seal intact;
+  * the server stopped at random moments (a clean restart or a SIGKILL of
+    the postmaster, random delays; the seed is printed) in the middle of a
+    push or of a scan --db: the cut-off command fails with one line, exit
+    2 (or ends first), the push run again or the scan resumed completes,
+    every row once, the seal intact;
+  * --spool: with the server unreachable, a scan goes into the spool file
+    with one warning line that names the push to run, exit 0; pushed, the
+    server answers for it as the file does; without --spool: exit 2, one
+    line;
   * a source row altered behind fidx's back: the server's seal differs,
     exit 1; a push into a SQLite file: exit 2, one line.
 """
 
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -57,6 +67,88 @@ def uuids(db):
 	"""{scan id: uuid} of a store, from fidx scans --json."""
 	res = run_fidx("scans", "--json", "--db", db)
 	return {r["id"]: r["uuid"] for r in map(json.loads, res.out.splitlines())}
+
+
+def forget(pg, uuid):
+	"""Removes the scan of uuid from the server, as if it had never been pushed."""
+	pg.psql("".join("DELETE FROM fidx.%s WHERE scan_id IN (SELECT id FROM fidx.scan WHERE"
+			" uuid = '%s');" % (table, uuid) for table in
+			("seal_batch", "file", "path_index", "path_block", "path_trigram")) +
+		"DELETE FROM fidx.scan WHERE uuid = '%s';" % uuid, user=ROLE, dbname=DB)
+
+
+def stop_server(pg, how):
+	"""Stops the server the way named (a clean restart, or a crash and a start)."""
+	if how == "restart":
+		pg.restart()
+	else:
+		pg.kill()
+		pg.start()
+
+
+def check_stops(chk, pg, db, links, target, uuid):
+	"""Pushes and scans cut off by the server stopping at random moments."""
+	seed = int(os.environ.get("FIDX_TEST_SEED", random.randrange(1 << 30)))
+	print("# server stops: seed %d (FIDX_TEST_SEED)" % seed)
+	rng = random.Random(seed)
+	for k, (what, how) in enumerate((("push", "restart"), ("push", "kill"),
+					 ("scan", "kill"), ("scan", "restart"))):
+		name = "%s, server %s after a random delay" % (what, "restarted" if how == "restart"
+							      else "killed")
+		if what == "push":
+			forget(pg, uuid)
+			args = ["push", "--scan", "2", db, target]
+		else:
+			args = ["scan", "-q", "--hash", "none", "--db", target, links]
+		p = subprocess.Popen([lib.FIDX] + args, stdin=subprocess.DEVNULL,
+				     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+		time.sleep(rng.uniform(0.05, 1.5))
+		stop_server(pg, how)
+		_, err = p.communicate(timeout=300)
+		chk.ok("%s: cut off with one line, exit 2 (or ended first)" % name,
+		       p.returncode == 0 or (p.returncode == 2 and err.count(b"\n") == 1),
+		       "exit %d: %s" % (p.returncode, lib.short(err)))
+		if what == "push":
+			r = run_fidx(*args, timeout=300)
+			chk.ok("%s: pushed again, intact" % name, r.rc == 0 and
+			       b"intact on the server" in r.out, lib.short(r.out + r.err))
+			chk.eq("%s: every row once" % name, server_rows(pg, uuid), LINKS + 5)
+			continue
+		if p.returncode != 0:
+			r = run_fidx("scan", "-q", "--resume", "--db", target, links, timeout=300)
+			chk.ok("%s: resumed to the end" % name, r.rc == 0, lib.short(r.out + r.err))
+		out = pg.psql("SELECT s.id, s.entries, count(f.id), count(DISTINCT f.path),"
+			      " encode(s.status, 'escape') FROM fidx.scan s JOIN fidx.file f"
+			      " ON f.scan_id = s.id WHERE s.root = '%s'::bytea GROUP BY s.id"
+			      " ORDER BY s.id DESC LIMIT 1;" % os.fsdecode(links),
+			      user=ROLE, dbname=DB)
+		sid, entries, rows, paths, status = out.split("|")
+		chk.ok("%s: complete, every entry once" % name, status == "complete" and
+		       int(entries) == int(rows) == int(paths) == LINKS + 5, out)
+		r = run_fidx("verify", "--scan", sid, "--db", target)
+		chk.ok("%s: the seal intact" % name, r.rc == 0 and b" intact " in r.out,
+		       lib.short(r.out + r.err))
+
+
+def check_spool(chk, top, small, target):
+	"""A server that cannot be reached, with and without --spool."""
+	spool = top + b"/spool.db"
+	nowhere = "host=127.0.0.1 port=1 dbname=nowhere user=nobody connect_timeout=5"
+	r = run_fidx("scan", "-q", "--db", nowhere, "--spool", spool, small)
+	chk.ok("--spool, server unreachable: exit 0, one warning naming the spool and the push",
+	       r.rc == 0 and len(r.err_lines()) == 1 and b"fidx push '%s'" % spool in r.err and
+	       b"-> '%s'" % spool in r.out, lib.short(r.out + r.err))
+	r = run_fidx("push", spool, target, timeout=120)
+	chk.ok("--spool: the spool pushed, intact", r.rc == 0 and b"intact on the server" in r.out,
+	       lib.short(r.out + r.err))
+	mine = run_fidx("find", "-l", "--db", spool)
+	theirs = run_fidx("find", "-l", "--db", target, small)
+	chk.ok("--spool: the server answers for the spooled scan as the file does",
+	       mine.rc == theirs.rc == 0 and mine.out == theirs.out and mine.out,
+	       lib.short(theirs.out + theirs.err))
+	r = run_fidx("scan", "-q", "--db", nowhere, small)
+	chk.ok("without --spool, server unreachable: exit 2, one line",
+	       r.rc == 2 and len(r.err_lines()) == 1 and b"nowhere" in r.err, lib.short(r.err))
 
 
 def main():
@@ -124,10 +216,7 @@ def main():
 			       r1.rc == 0 and b"intact on the server" in r1.out and
 			       r2.rc == 0 and b": already in " in r2.out, lib.short(r1.out + r2.out))
 		with chk.guard("a push cut off"):
-			pg.psql("DELETE FROM fidx.seal_batch WHERE scan_id IN (SELECT id FROM fidx.scan"
-				" WHERE uuid = '%s'); DELETE FROM fidx.file WHERE scan_id IN (SELECT id"
-				" FROM fidx.scan WHERE uuid = '%s'); DELETE FROM fidx.scan WHERE uuid ="
-				" '%s';" % ((ids[2],) * 3), user=ROLE, dbname=DB)
+			forget(pg, ids[2])
 			p = subprocess.Popen([lib.FIDX, "push", "--scan", "2", db, target],
 					     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
 					     stderr=subprocess.PIPE, start_new_session=True)
@@ -147,6 +236,10 @@ def main():
 				      " fidx.scan s ON s.id = f.scan_id WHERE s.uuid = '%s';" % ids[2],
 				      user=ROLE, dbname=DB)
 			chk.eq("cut off: no row of the origin twice", dup, "0")
+		with chk.guard("server stopped at random moments"):
+			check_stops(chk, pg, db, links, target, ids[2])
+		with chk.guard("spool"):
+			check_spool(chk, top, small, target)
 		with chk.guard("refusals"):
 			con = lib.connect(db)
 			con.execute("UPDATE file SET size = size + 1 WHERE scan_id = 1 AND type = 'f'"

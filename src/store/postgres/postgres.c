@@ -238,6 +238,107 @@ void pg_cursor_close(struct pg_store *st, struct pg_cursor *c)
 
 /* ------------------------------------------------------------- targets --- */
 
+/* Reads a big-endian 32-bit integer. */
+static uint32_t get32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+/* Most columns a COPY read by pg_copy_out() may have. */
+#define COPY_MAX_FIELDS 64
+
+/*
+ * Parses the tuples of one message of a binary COPY (the file header first
+ * in the first one) into fn's calls.  Returns 1 at the trailer, 0 for more,
+ * -1 with err set.
+ */
+static int copy_tuples(struct pg_store *st, const char *buf, size_t len, bool first,
+		       int nfields, pg_tuple_fn *fn, void *arg, struct fidx_error *err)
+{
+	static const char signature[11] = "PGCOPY\n\377\r\n\0";
+	const char *val[COPY_MAX_FIELDS];
+	int32_t vlen[COPY_MAX_FIELDS];
+	size_t p = 0;
+	if (first) {
+		if (len < 19 || memcmp(buf, signature, sizeof(signature)) != 0 ||
+		    get32(buf + 15) > len - 19)
+			goto bad;
+		p = 19 + get32(buf + 15);
+	}
+	while (p + 2 <= len) {
+		int16_t n = (int16_t)((uint8_t)buf[p] << 8 | (uint8_t)buf[p + 1]);
+		p += 2;
+		if (n == -1)
+			return 1;
+		if (n != nfields)
+			goto bad;
+		for (int c = 0; c < n; c++) {
+			if (p + 4 > len)
+				goto bad;
+			vlen[c] = (int32_t)get32(buf + p);
+			p += 4;
+			val[c] = buf + p;
+			if (vlen[c] < 0)
+				continue;
+			if ((size_t)vlen[c] > len - p)
+				goto bad;
+			p += (size_t)vlen[c];
+		}
+		if (fn(arg, n, val, vlen, err) < 0)
+			return -1;
+	}
+	if (p == len)
+		return 0;
+bad:
+	return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the COPY stream is"
+			 " not what was asked for", fidx_quote(st->name), st->origin);
+}
+
+int pg_copy_out(struct pg_store *st, const char *sql, int nfields, pg_tuple_fn *fn, void *arg,
+		struct fidx_error *err)
+{
+	if (nfields > COPY_MAX_FIELDS)
+		return fidx_fail(err, EINVAL, "cannot read database '%s'%s: too many columns",
+				 fidx_quote(st->name), st->origin);
+	if (pg_ready(st, err) < 0)
+		return -1;
+	PGresult *res = PQexec(st->conn, sql);
+	if (!res || PQresultStatus(res) != PGRES_COPY_OUT) {
+		char line[1024];
+		pg_fail(st, err, "read", res ? pg_first_line(PQresultErrorMessage(res), line,
+							     sizeof(line)) : NULL);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	int rc = 0, done = 0, n;
+	bool first = true;
+	char *buf;
+	while ((n = PQgetCopyData(st->conn, &buf, 0)) > 0) {
+		if (rc == 0 && !done)
+			rc = (done = copy_tuples(st, buf, (size_t)n, first, nfields, fn, arg, err)) < 0
+			     ? -1 : 0;
+		first = false;
+		PQfreemem(buf);
+	}
+	if (n == -2 && rc == 0)
+		rc = pg_fail(st, err, "read", NULL);
+	while ((res = PQgetResult(st->conn))) {
+		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
+			char line[1024];
+			rc = pg_fail(st, err, "read", pg_first_line(PQresultErrorMessage(res), line,
+								    sizeof(line)));
+		}
+		PQclear(res);
+	}
+	if (rc == 0 && done != 1)
+		rc = fidx_fail(err, EPROTO, "cannot read database '%s'%s: the COPY stream ended"
+			       " early", fidx_quote(st->name), st->origin);
+	return rc;
+}
+
 /* Whether target starts with a libpq URI's scheme. */
 static bool is_uri(const char *target)
 {

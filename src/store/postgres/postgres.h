@@ -7,6 +7,7 @@
  *     write.c        scans begun, resumed and ended; rows streamed with COPY
  *     read.c         scan rows, row iterators (cursors), rows by id, paths
  *     seal.c         row hashes kept, seals written and verified
+ *     pathstore.c    the path index of find: built after a scan, read by find
  *
  * A target is a libpq URI (postgresql://...) or a conninfo string
  * ("host=... dbname=..."); libpq's PG* variables fill what it leaves out.
@@ -202,6 +203,22 @@ PGresult *pg_cursor_fetch(struct pg_store *st, struct pg_cursor *c, int n, struc
 /* Closes c (and the transaction it began). */
 void pg_cursor_close(struct pg_store *st, struct pg_cursor *c);
 
+/*
+ * Called for each tuple of a binary COPY ... TO STDOUT: n fields, field i
+ * the len[i] bytes at val[i] (len[i] < 0: NULL).  Returns 0, or -1 with err
+ * set (the read stops).
+ */
+typedef int pg_tuple_fn(void *arg, int n, const char *const *val, const int32_t *len,
+			struct fidx_error *err);
+
+/*
+ * Runs sql, a COPY (...) TO STDOUT (FORMAT binary) of nfields columns (COPY
+ * takes no parameters: its values are numbers fidx formats), and gives each
+ * tuple to fn.  Returns 0, or -1 with err set ("cannot read database ...").
+ */
+int pg_copy_out(struct pg_store *st, const char *sql, int nfields, pg_tuple_fn *fn, void *arg,
+		struct fidx_error *err);
+
 /* ---- write.c ---- */
 
 /* Frees what writing holds (rolls back an open batch). */
@@ -229,6 +246,32 @@ int pg_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *r
 		struct fidx_error *err);
 int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 		struct fidx_error *err);
+
+/* ---- pathstore.c ---- */
+
+/*
+ * Builds the path index of scan scan_id from its rows, in the open
+ * transaction (that of the scan's end, so that a complete scan has its
+ * index), unless it has one.  Returns 0, or -1 with err set.
+ */
+int pg_pathindex_build(struct pg_store *st, int64_t scan_id, struct fidx_error *err);
+
+struct pg_pathindex;
+struct fidx_pathent;
+
+/*
+ * Starts reading the paths of scan that lie in the blocks holding every
+ * one of the ntri (>= 1) trigrams of tri (sorted, fidx_pathindex_trigrams()).
+ * Returns 1 with *out set, 0 when the scan has no index, or -1 with err set.
+ */
+int pg_pathindex_open(struct pg_store *st, int64_t scan, const uint32_t *tri, size_t ntri,
+		      struct pg_pathindex **out, struct fidx_error *err);
+
+/* Gives the next path in *e (byte order).  Returns 1, 0 at the end, or -1 with err set. */
+int pg_pathindex_next(struct pg_pathindex *it, struct fidx_pathent *e, struct fidx_error *err);
+
+/* Ends the reading.  NULL is allowed. */
+void pg_pathindex_close(struct pg_pathindex *it);
 
 /* ---- read.c ---- */
 

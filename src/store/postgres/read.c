@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pathindex.h"
 #include "row.h"
 #include "scanrow.h"
 #include "select.h"
@@ -410,20 +411,39 @@ int pg_row(struct fidx_store *base, const struct fidx_rows_query *q, int64_t id,
 
 struct pg_paths {
 	struct fidx_paths base;
-	struct pg_rows *rows;           /* the scan's paths in byte order */
+	struct pg_pathindex *index;     /* the blocks of the literals' trigrams, or NULL: */
+	struct pg_rows *rows;           /* ... every path of the scan, in byte order */
 	int64_t scan;
 	char *root;
 	struct fidx_row entry;          /* the entry given last */
 	struct pg_reader whole;            /* its whole row (fidx_paths_row()) */
 };
 
+/*
+ * Opens the index of it's scan, narrowed to the trigrams of the nlit
+ * literals.  Returns 1 when it reads from it, 0 when it cannot (no
+ * trigram, or no index), or -1 with err set.
+ */
+static int paths_index(struct pg_store *st, struct pg_paths *it,
+		       const struct fidx_findpat_literal *lit, size_t nlit, struct fidx_error *err)
+{
+	size_t room = 1, ntri = 0;
+	for (size_t i = 0; i < nlit; i++)
+		room += lit[i].len;
+	uint32_t *tri = malloc(room * sizeof(*tri));
+	if (!tri)
+		return fidx_fail_nomem(err);
+	for (size_t i = 0; i < nlit; i++)
+		ntri = fidx_pathindex_trigrams(lit[i].s, lit[i].len, tri, ntri);
+	int rc = ntri ? pg_pathindex_open(st, it->scan, tri, ntri, &it->index, err) : 0;
+	free(tri);
+	return rc;
+}
+
 struct fidx_paths *pg_paths(struct fidx_store *base, int64_t scan, const char *root,
 			    const struct fidx_findpat_literal *lit, size_t nlit,
 			    struct fidx_error *err)
 {
-	/* No index narrows the paths yet: every path of the scan is read. */
-	(void)lit;
-	(void)nlit;
 	struct pg_paths *it = calloc(1, sizeof(*it));
 	if (!it || !(it->root = strdup(root))) {
 		free(it);
@@ -431,23 +451,48 @@ struct fidx_paths *pg_paths(struct fidx_store *base, int64_t scan, const char *r
 		return NULL;
 	}
 	it->scan = scan;
+	int indexed = paths_index(pg_of(base), it, lit, nlit, err);
+	if (indexed < 0)
+		goto fail;
+	if (indexed)
+		return &it->base;
 	struct fidx_rows_query q = {.scans = &it->scan, .roots = (const char *const *)&it->root,
 				    .nscans = 1, .columns = FIDX_COLUMN(FIDX_COL_PATH),
 				    .order = FIDX_ROWS_PATH};
-	if (!(it->rows = (struct pg_rows *)pg_rows(base, &q, err))) {
-		free(it->root);
-		free(it);
-		return NULL;
-	}
+	if (!(it->rows = (struct pg_rows *)pg_rows(base, &q, err)))
+		goto fail;
 	it->rows->base.st = base;
 	it->rows->base.q = q;
 	return &it->base;
+fail:
+	free(it->root);
+	free(it);
+	return NULL;
 }
 
 int pg_paths_next(struct fidx_paths *base, const struct fidx_row **entry, struct fidx_error *err)
 {
 	struct pg_paths *it = (struct pg_paths *)base;
 	const struct fidx_row *row;
+	if (it->index) {
+		struct pg_store *st = pg_of(base->st);
+		struct fidx_pathent e;
+		int rc = pg_pathindex_next(it->index, &e, err);
+		if (rc <= 0)
+			return rc;
+		if (!fidx_path_in_tree(e.path, it->root))
+			return fidx_fail(err, EBADMSG, "the path index of scan %" PRId64 " in database"
+					 " '%s'%s is damaged: a path outside the scan's root",
+					 it->scan, fidx_quote(st->name), st->origin);
+		it->entry.has = FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID) |
+				FIDX_COLUMN(FIDX_COL_PATH);
+		it->entry.v[FIDX_COL_ID].i = e.id;
+		it->entry.v[FIDX_COL_SCAN_ID].i = it->scan;
+		it->entry.v[FIDX_COL_PATH].p = e.path;
+		it->entry.v[FIDX_COL_PATH].n = e.len;
+		*entry = &it->entry;
+		return 1;
+	}
 	int rc = pg_rows_next(&it->rows->base, &row, err);
 	if (rc == 1) {
 		it->entry = *row;
@@ -481,7 +526,9 @@ void pg_paths_close(struct fidx_paths *base)
 	struct pg_paths *it = (struct pg_paths *)base;
 	if (!it)
 		return;
-	pg_rows_close(&it->rows->base);
+	if (it->rows)
+		pg_rows_close(&it->rows->base);
+	pg_pathindex_close(it->index);
 	free(it->root);
 	free(it);
 }

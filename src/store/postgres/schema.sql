@@ -134,6 +134,32 @@ CREATE TABLE fidx.seal_batch (
 );
 CREATE INDEX seal_batch_scan ON fidx.seal_batch (scan_id);
 
+-- The substring index of find (core/pathindex.h: blocks of sorted paths, and
+-- for each trigram the blocks that hold it), built when a scan ends or is
+-- pushed; its path_index row, written last, says it is whole.
+CREATE TABLE fidx.path_index (
+	scan_id bigint PRIMARY KEY,
+	paths bigint NOT NULL,
+	blocks bigint NOT NULL,
+	trigrams bigint NOT NULL,
+	built_ns bigint NOT NULL,
+	host_id bigint NOT NULL
+);
+CREATE TABLE fidx.path_block (
+	scan_id bigint NOT NULL,
+	block integer NOT NULL,
+	data bytea NOT NULL,
+	host_id bigint NOT NULL,
+	PRIMARY KEY (scan_id, block)
+);
+CREATE TABLE fidx.path_trigram (
+	scan_id bigint NOT NULL,
+	tri integer NOT NULL,
+	blocks bytea NOT NULL,
+	host_id bigint NOT NULL,
+	PRIMARY KEY (scan_id, tri)
+);
+
 -- The hosts the role that logged in writes, for the policies (the function reads
 -- host_role as its owner, so current_user inside it is the owner: session_user is
 -- the ingest role).
@@ -149,6 +175,9 @@ ALTER TABLE fidx.scan ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.file ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.file_digest ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.seal_batch ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fidx.path_index ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fidx.path_block ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fidx.path_trigram ENABLE ROW LEVEL SECURITY;
 
 DO $$
 BEGIN
@@ -163,6 +192,12 @@ BEGIN
 			USING (true);
 		CREATE POLICY analyst_reads ON fidx.seal_batch FOR SELECT TO fidx_analyst
 			USING (true);
+		CREATE POLICY analyst_reads ON fidx.path_index FOR SELECT TO fidx_analyst
+			USING (true);
+		CREATE POLICY analyst_reads ON fidx.path_block FOR SELECT TO fidx_analyst
+			USING (true);
+		CREATE POLICY analyst_reads ON fidx.path_trigram FOR SELECT TO fidx_analyst
+			USING (true);
 	END IF;
 	IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_ingest') THEN
 		GRANT USAGE ON SCHEMA fidx TO fidx_ingest;
@@ -170,7 +205,8 @@ BEGIN
 		GRANT SELECT ON fidx.host_role TO fidx_ingest;
 		GRANT SELECT, INSERT, UPDATE ON fidx.host, fidx.scan TO fidx_ingest;
 		GRANT SELECT, INSERT, UPDATE, DELETE ON fidx.file, fidx.file_digest,
-			fidx.seal_batch TO fidx_ingest;
+			fidx.seal_batch, fidx.path_index, fidx.path_block, fidx.path_trigram
+			TO fidx_ingest;
 		GRANT USAGE ON SEQUENCE fidx.file_id TO fidx_ingest;
 		GRANT EXECUTE ON FUNCTION fidx.my_hosts() TO fidx_ingest;
 		CREATE POLICY ingest_own ON fidx.host_role TO fidx_ingest
@@ -189,6 +225,15 @@ BEGIN
 			USING (host_id IN (SELECT fidx.my_hosts()))
 			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
 		CREATE POLICY ingest_own ON fidx.seal_batch TO fidx_ingest
+			USING (host_id IN (SELECT fidx.my_hosts()))
+			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+		CREATE POLICY ingest_own ON fidx.path_index TO fidx_ingest
+			USING (host_id IN (SELECT fidx.my_hosts()))
+			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+		CREATE POLICY ingest_own ON fidx.path_block TO fidx_ingest
+			USING (host_id IN (SELECT fidx.my_hosts()))
+			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+		CREATE POLICY ingest_own ON fidx.path_trigram TO fidx_ingest
 			USING (host_id IN (SELECT fidx.my_hosts()))
 			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
 	END IF;

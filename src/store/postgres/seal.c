@@ -13,7 +13,6 @@
  */
 #include "postgres.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -105,78 +104,36 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err)
 typedef int row_fn(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
 		   size_t path_len, struct fidx_error *err);
 
-/* Reads a big-endian 32-bit integer. */
-static uint32_t get32(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
+/* A read of a scan's rows (each_row()). */
+struct each {
+	struct pg_store *st;
+	row_fn *fn;
+	void *arg;
+};
 
-/*
- * Parses the tuples of one message of a binary COPY (the file header first
- * in the first one) into fn's calls.  Returns 1 at the trailer, 0 for more,
- * -1 with err set.
- */
-static int copy_tuples(struct pg_store *st, const char *buf, size_t len, bool first, row_fn *fn,
-		       void *arg, struct fidx_error *err)
+/* pg_copy_out()'s tuple: the seal fields and the id, checked, to each_row()'s fn. */
+static int each_tuple(void *arg, int n, const char *const *val, const int32_t *len,
+		      struct fidx_error *err)
 {
-	static const char signature[11] = "PGCOPY\n\377\r\n\0";
+	struct each *e = arg;
 	struct fidx_seal_field f[FIDX_SEAL_FILE_FIELDS];
-	size_t p = 0;
-	if (first) {
-		if (len < 19 || memcmp(buf, signature, sizeof(signature)) != 0)
-			goto bad;
-		p = 19 + get32(buf + 15);
+	(void)n;
+	for (int c = 0; c <= FIDX_SEAL_FILE_FIELDS; c++) {
+		bool bytes = c >= 2 && c < FIDX_SEAL_FILE_FIELDS && fidx_seal_file_columns[c].bytes;
+		if (len[c] < 0 && c < FIDX_SEAL_FILE_FIELDS)
+			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_NULL};
+		else if (len[c] < 0 || (!bytes && len[c] != 8))
+			return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the"
+					 " COPY stream is not what was asked for",
+					 fidx_quote(e->st->name), e->st->origin);
+		else if (bytes)
+			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES, .p = val[c],
+							.n = (size_t)len[c]};
+		else if (c < FIDX_SEAL_FILE_FIELDS)
+			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = pg_get64(val[c])};
 	}
-	while (p + 2 <= len) {
-		int16_t nfields = (int16_t)((uint8_t)buf[p] << 8 | (uint8_t)buf[p + 1]);
-		p += 2;
-		if (nfields == -1)
-			return 1;
-		if (nfields != FIDX_SEAL_FILE_FIELDS + 1)
-			goto bad;
-		int64_t id = 0;
-		const char *path = "";
-		size_t path_len = 0;
-		for (int c = 0; c <= FIDX_SEAL_FILE_FIELDS; c++) {
-			if (p + 4 > len)
-				goto bad;
-			int32_t n = (int32_t)get32(buf + p);
-			p += 4;
-			if (n < 0) {
-				if (c < FIDX_SEAL_FILE_FIELDS)
-					f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_NULL};
-				continue;
-			}
-			if ((size_t)n > len - p)
-				goto bad;
-			bool bytes = c >= 2 && c < FIDX_SEAL_FILE_FIELDS &&
-				     fidx_seal_file_columns[c].bytes;
-			if (!bytes && n != 8)
-				goto bad;
-			if (c == FIDX_SEAL_FILE_FIELDS)
-				id = pg_get64(buf + p);
-			else if (bytes)
-				f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES, .p = buf + p,
-								.n = (size_t)n};
-			else
-				f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT,
-								.i = pg_get64(buf + p)};
-			if (c == 2) {
-				path = buf + p;
-				path_len = (size_t)n;
-			}
-			p += (size_t)n;
-		}
-		if (fn(arg, f, id, path, path_len, err) < 0)
-			return -1;
-	}
-	if (p == len)
-		return 0;
-bad:
-	return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the COPY stream is"
-			 " not what was asked for", fidx_quote(st->name), st->origin);
+	return e->fn(e->arg, f, pg_get64(val[FIDX_SEAL_FILE_FIELDS]), len[2] < 0 ? "" : val[2],
+		     len[2] < 0 ? 0 : (size_t)len[2], err);
 }
 
 /*
@@ -194,40 +151,8 @@ static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 	snprintf(sql, sizeof(sql), "COPY (SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
 		 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, f.id)"
 		 " TO STDOUT (FORMAT binary)", pg_seal_columns(), scan_id);
-	if (pg_ready(st, err) < 0)
-		return -1;
-	PGresult *res = PQexec(st->conn, sql);
-	if (!res || PQresultStatus(res) != PGRES_COPY_OUT) {
-		char line[1024];
-		pg_fail(st, err, "read", res ? pg_first_line(PQresultErrorMessage(res), line,
-							     sizeof(line)) : NULL);
-		PQclear(res);
-		return -1;
-	}
-	PQclear(res);
-	int rc = 0, done = 0, n;
-	bool first = true;
-	char *buf;
-	while ((n = PQgetCopyData(st->conn, &buf, 0)) > 0) {
-		if (rc == 0 && !done)
-			rc = (done = copy_tuples(st, buf, (size_t)n, first, fn, arg, err)) < 0 ? -1 : 0;
-		first = false;
-		PQfreemem(buf);
-	}
-	if (n == -2 && rc == 0)
-		rc = pg_fail(st, err, "read", NULL);
-	while ((res = PQgetResult(st->conn))) {
-		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
-			char line[1024];
-			rc = pg_fail(st, err, "read", pg_first_line(PQresultErrorMessage(res), line,
-								    sizeof(line)));
-		}
-		PQclear(res);
-	}
-	if (rc == 0 && done != 1)
-		rc = fidx_fail(err, EPROTO, "cannot read database '%s'%s: the COPY stream ended"
-			       " early", fidx_quote(st->name), st->origin);
-	return rc;
+	struct each e = {st, fn, arg};
+	return pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
 }
 
 /*

@@ -505,7 +505,8 @@ static int end_scan(struct pg_store *st, int64_t scan_id, const struct fidx_scan
 		goto fail;
 	}
 	if (seal && strcmp(totals->status, "complete") == 0) {
-		if (pg_seal_scan(st, scan_id, seal, err) < 0)
+		if (pg_seal_scan(st, scan_id, seal, err) < 0 ||
+		    pg_pathindex_build(st, scan_id, err) < 0)
 			goto fail;
 		ended = 1;
 	}
@@ -764,7 +765,7 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 	if (pg_run(st, "UPDATE fidx.scan SET finished_ns = $1, entries = $2, files = $3, dirs = $4,"
 		   " bytes = $5, errors = $6, reused = $7, hashed = $8, base_scan_id = $9,"
 		   " run_ns = $10, status = $11, seal = $12 WHERE id = $13", &p, "write", err) < 0 ||
-	    pg_commit(st, err) < 0) {
+	    pg_pathindex_build(st, scan_id, err) < 0 || pg_commit(st, err) < 0) {
 		pg_rollback(st);
 		return -1;
 	}

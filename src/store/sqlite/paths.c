@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pathindex.h"
+#include "pathstore.h"
 #include "rowcheck.h"
 
 /* A path iterator of a SQLite store. */

@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "dbtime.h"
-#include "pathindex.h"
+#include "pathstore.h"
 #include "schema.h"
 #include "sysinfo.h"
 

@@ -98,9 +98,11 @@ static void print_text(const struct fidx_dupes_group *g, bool nul)
 	end_line(nul);
 	for (size_t f = 0; f < g->nfiles; f++) {
 		const struct fidx_dupes_file *file = &g->files[f];
+		fidx_out_host(file->host);
 		fidx_out_path(file->paths[0], nul);
 		for (size_t p = 1; p < file->npaths; p++) {
 			fputs("= ", stdout);
+			fidx_out_host(file->host);
 			fidx_out_path(file->paths[p], nul);
 		}
 	}
@@ -117,6 +119,10 @@ static void print_json(const struct fidx_dupes_group *g)
 	for (size_t f = 0; f < g->nfiles; f++) {
 		const struct fidx_dupes_file *file = &g->files[f];
 		fputs(f ? ",{" : "{", stdout);
+		if (file->host) {
+			fidx_json_path(stdout, "host", file->host);
+			putc_unlocked(',', stdout);
+		}
 		fidx_json_path(stdout, "path", file->paths[0]);
 		printf(",\"dev\":%llu,\"ino\":%llu,\"links\":[", (unsigned long long)file->dev,
 		       (unsigned long long)file->ino);
@@ -401,7 +407,11 @@ int cmd_dupes(int argc, char **argv, const struct fidx_command *cmd)
 		goto out;
 	}
 	for (size_t i = 0; d->left && i < d->left_out; i++)
-		fidx_warn("'%s' left out: %s", fidx_quote(d->left[i].path), d->left[i].error);
+		if (d->left[i].host)
+			fidx_warn("'%s:%s' left out: %s", fidx_quote(d->left[i].host),
+				  fidx_quote(d->left[i].path), d->left[i].error);
+		else
+			fidx_warn("'%s' left out: %s", fidx_quote(d->left[i].path), d->left[i].error);
 	int changed = fidx_query_close(q);
 	q = NULL;
 	if (changed < 0)

@@ -393,6 +393,7 @@ struct scan_args {
 	unsigned jobs;
 	bool xdev, follow, no_stat, quiet, force_progress, drop_cache, rehash, resume;
 	bool list_errors, interactive, version;
+	const char *spool;       /* --spool FILE */
 	enum fidx_io_mode io;
 	const char **excludes;   /* NULL-terminated */
 	size_t nexcludes;
@@ -408,6 +409,9 @@ static int parse_args(int argc, char **argv, struct scan_args *a)
 		FIDX_OPT_STRING('o', "db", "DB", &a->db,
 				"database to add the scan to: a SQLite file or a PostgreSQL URI or"
 				" conninfo (default $FIDX_DB, else ./fidx.db)"),
+		FIDX_OPT_STRING(0, "spool", "FILE", &a->spool,
+				"when the database is a server that cannot be reached, scan into the"
+				" SQLite file FILE instead (send it later with fidx push FILE DB)"),
 		FIDX_OPT_STRING(0, "hash", "LIST", &a->hash,
 				"digests: md5,sha1,sha256,sha512,xxh128 or none (default sha256; with"
 				" -i md5,sha256)"),
@@ -505,6 +509,10 @@ static int settle(struct scan_job *j, int first, int argc)
 	if (a->resume && (shape_given || a->interactive)) {
 		fidx_error("--resume continues a scan with the options it was made with: drop %s",
 			   a->interactive ? "-i" : "--hash, --xdev, --follow, --no-stat and --exclude");
+		return -1;
+	}
+	if (a->resume && a->spool) {
+		fidx_error("--resume continues a scan in the database that holds it: drop --spool");
 		return -1;
 	}
 	if (a->interactive) {
@@ -676,6 +684,47 @@ out:
 	return ret;
 }
 
+/*
+ * After the database could not be opened (err says why): when it is a
+ * server that cannot be reached and --spool names a file, says so in one
+ * line with the command that sends the scan later, and opens the file
+ * instead (j->db and j->shown become its).  Returns the store, or NULL after
+ * printing why there is none.
+ */
+static struct fidx_store *open_spool(struct scan_job *j, struct fidx_error *err)
+{
+	if (!j->a.spool || err->code != ECONNREFUSED) {
+		fidx_error("%s%s", err->msg, j->origin);
+		return NULL;
+	}
+	char *spool = fidx_store_shown(j->a.spool);
+	char *qspool = spool ? fidx_shell_quoted(spool) : NULL;
+	char *qdb = fidx_shell_quoted(j->shown);
+	if (!qspool || !qdb) {
+		fidx_error("out of memory");
+		goto fail;
+	}
+	fidx_warn("%s%s; scanning into '%s' instead: send it later with fidx push %s %s", err->msg,
+		  j->origin, fidx_quote(spool), qspool, qdb);
+	struct fidx_store *st = fidx_store_open(j->a.spool, FIDX_STORE_WRITE, NULL, err);
+	if (!st) {
+		fidx_error("%s", err->msg);
+		goto fail;
+	}
+	free(qspool);
+	free(qdb);
+	free(j->shown);
+	j->shown = spool;
+	j->db = j->a.spool;
+	j->origin = "";
+	return st;
+fail:
+	free(spool);
+	free(qspool);
+	free(qdb);
+	return NULL;
+}
+
 /* Prints what the scan did (summary, index warning, --errors, resume hint); returns the
  * exit status. */
 static int report(const struct scan_job *j, struct fidx_scan_result *result)
@@ -740,10 +789,9 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 		fidx_error("nothing to resume: no database '%s'%s", fidx_quote(j.shown), j.origin);
 		goto out;
 	}
-	if (!(st = fidx_store_open(j.db, FIDX_STORE_WRITE, NULL, &err))) {
-		fidx_error("%s%s", err.msg, j.origin);
+	if (!(st = fidx_store_open(j.db, FIDX_STORE_WRITE, NULL, &err)) &&
+	    !(st = open_spool(&j, &err)))
 		goto out;
-	}
 	if (make_plan(st, j.db, j.roots, j.nroots, j.a.resume, j.a.rehash, j.digests, j.error_list,
 		      &plan) < 0 ||
 	    run_scan(&j, st, &plan, &result) < 0)

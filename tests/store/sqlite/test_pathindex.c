@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pathindex.h"
+#include "pathstore.h"
 #include "schema.h"
 #include "store.h"
 #include "store/fixture.h"
