@@ -15,9 +15,11 @@
  * Building: the scan's (id, path) come back in byte order with one binary
  * COPY TO (the file_scan_path index gives that order); no statement can run
  * while a COPY streams, so blocks and lists are encoded as the tuples of a
- * binary COPY FROM into a buffer, sent when the reading is done into a table
- * of the session, and put in place with INSERT ... SELECT (which row-level
- * security checks, as the file rows' staging does), all in one transaction.
+ * binary COPY FROM into buffers, sent when the reading is done: straight
+ * into the tables, or for a role under row-level security (an ingest role)
+ * into tables of the session and put in place with INSERT ... SELECT, which
+ * the policies check (as the file rows' staging does); all in the
+ * transaction that ends the scan.
  *
  * Reading: the lists of the query's trigrams in one statement, the chosen
  * blocks in statements of up to FETCH_BLOCKS, decoded by the core.
@@ -68,36 +70,51 @@ static int put32(struct copybuf *b, uint32_t v)
 	return put_bytes(b, &v, 4);
 }
 
-/* Appends one tuple (kind, n, data: integer, integer, bytea).  Returns 0, or -1. */
-static int put_tuple(struct copybuf *b, uint32_t kind, uint32_t n, const void *data, size_t len)
+/* Appends a big-endian 64-bit integer. */
+static int put64(struct copybuf *b, int64_t v)
 {
-	static const char three[2] = {0, 3};
-	return put_bytes(b, three, 2) < 0 || put32(b, 4) < 0 || put32(b, kind) < 0 ||
-	       put32(b, 4) < 0 || put32(b, n) < 0 || put32(b, (uint32_t)len) < 0 ||
-	       put_bytes(b, data, len) < 0 ? -1 : 0;
+	char x[8];
+	pg_put64(x, v);
+	return put_bytes(b, x, 8);
 }
 
 /* A build (pg_pathindex_build()). */
 struct build {
 	struct pg_store *st;
 	struct fidx_pathindex_builder *pb;
-	struct copybuf copy;   /* the tuples of pg_temp.fidx_pindex */
+	int64_t scan, host;          /* the scan indexed and its host */
+	struct copybuf blocks, tris; /* the rows of path_block and path_trigram, as COPY tuples */
 };
 
-/* The builder's sink: a block (kind 0). */
+/*
+ * Appends one row (scan_id, n, data, host_id: bigint, integer, bytea,
+ * bigint) of path_block or path_trigram to c.  Returns 0, or -1 with err set.
+ */
+static int put_row(struct build *b, struct copybuf *c, uint32_t n, const void *data, size_t len,
+		   struct fidx_error *err)
+{
+	static const char four[2] = {0, 4};
+	if (put_bytes(c, four, 2) < 0 || put32(c, 8) < 0 || put64(c, b->scan) < 0 ||
+	    put32(c, 4) < 0 || put32(c, n) < 0 || put32(c, (uint32_t)len) < 0 ||
+	    put_bytes(c, data, len) < 0 || put32(c, 8) < 0 || put64(c, b->host) < 0)
+		return fidx_fail_nomem(err);
+	return 0;
+}
+
+/* The builder's sink: a block. */
 static int sink_block(void *arg, uint32_t block, const void *data, size_t len,
 		      struct fidx_error *err)
 {
 	struct build *b = arg;
-	return put_tuple(&b->copy, 0, block, data, len) < 0 ? fidx_fail_nomem(err) : 0;
+	return put_row(b, &b->blocks, block, data, len, err);
 }
 
-/* The builder's sink: a trigram's list (kind 1). */
+/* The builder's sink: a trigram's list. */
 static int sink_trigram(void *arg, uint32_t tri, const void *list, size_t len,
 			struct fidx_error *err)
 {
 	struct build *b = arg;
-	return put_tuple(&b->copy, 1, tri, list, len) < 0 ? fidx_fail_nomem(err) : 0;
+	return put_row(b, &b->tris, tri, list, len, err);
 }
 
 /* pg_copy_out()'s tuple: (id, path) into the builder. */
@@ -112,21 +129,19 @@ static int build_tuple(void *arg, int n, const char *const *val, const int32_t *
 	return fidx_pathindex_builder_add(b->pb, pg_get64(val[0]), val[1], (size_t)len[1], err);
 }
 
-/* Sends the tuples buffered into pg_temp.fidx_pindex.  Returns 0, or -1 with err set. */
-static int send_copy(struct pg_store *st, struct copybuf *b, struct fidx_error *err)
+/* Sends the rows of c with the COPY FROM STDIN of sql.  Returns 0, or -1 with err set. */
+static int send_copy(struct pg_store *st, const char *sql, const struct copybuf *c,
+		     struct fidx_error *err)
 {
 	static const char header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
-	if (pg_run(st, "CREATE TEMP TABLE IF NOT EXISTS fidx_pindex (kind integer, n integer,"
-		   " data bytea) ON COMMIT DELETE ROWS", NULL, "write", err) < 0)
-		return -1;
-	PGresult *res = PQexec(st->conn, "COPY pg_temp.fidx_pindex FROM STDIN (FORMAT binary)");
+	PGresult *res = PQexec(st->conn, sql);
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		PQclear(res);
 		return pg_fail(st, err, "write", NULL);
 	}
 	PQclear(res);
 	int rc = PQputCopyData(st->conn, header, sizeof(header)) == 1 &&
-		 (b->len == 0 || PQputCopyData(st->conn, b->p, (int)b->len) == 1) &&
+		 (c->len == 0 || PQputCopyData(st->conn, c->p, (int)c->len) == 1) &&
 		 PQputCopyData(st->conn, "\377\377", 2) == 1 && PQputCopyEnd(st->conn, NULL) == 1
 		 ? 0 : pg_fail(st, err, "write", NULL);
 	while ((res = PQgetResult(st->conn))) {
@@ -140,10 +155,38 @@ static int send_copy(struct pg_store *st, struct copybuf *b, struct fidx_error *
 	return rc;
 }
 
+/*
+ * Puts the rows built into path_block and path_trigram: with COPY, or, for
+ * a role under row-level security (which COPY FROM cannot check; st->staged
+ * not 0), through tables of the session and INSERT ... SELECT.  Returns 0,
+ * or -1 with err set.
+ */
+static int send_rows(struct build *b, struct fidx_error *err)
+{
+	struct pg_store *st = b->st;
+	if (st->staged == 0)
+		return send_copy(st, "COPY fidx.path_block (scan_id, block, data, host_id) FROM STDIN"
+				 " (FORMAT binary)", &b->blocks, err) < 0 ||
+		       send_copy(st, "COPY fidx.path_trigram (scan_id, tri, blocks, host_id) FROM"
+				 " STDIN (FORMAT binary)", &b->tris, err) < 0 ? -1 : 0;
+	return pg_run(st, "CREATE TEMP TABLE IF NOT EXISTS fidx_pblock (LIKE fidx.path_block)"
+		      " ON COMMIT DELETE ROWS", NULL, "write", err) < 0 ||
+	       pg_run(st, "CREATE TEMP TABLE IF NOT EXISTS fidx_ptri (LIKE fidx.path_trigram)"
+		      " ON COMMIT DELETE ROWS", NULL, "write", err) < 0 ||
+	       send_copy(st, "COPY pg_temp.fidx_pblock (scan_id, block, data, host_id) FROM STDIN"
+			 " (FORMAT binary)", &b->blocks, err) < 0 ||
+	       send_copy(st, "COPY pg_temp.fidx_ptri (scan_id, tri, blocks, host_id) FROM STDIN"
+			 " (FORMAT binary)", &b->tris, err) < 0 ||
+	       pg_run(st, "INSERT INTO fidx.path_block SELECT * FROM pg_temp.fidx_pblock", NULL,
+		      "write", err) < 0 ||
+	       pg_run(st, "INSERT INTO fidx.path_trigram SELECT * FROM pg_temp.fidx_ptri", NULL,
+		      "write", err) < 0 ? -1 : 0;
+}
+
 int pg_pathindex_build(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
 {
 	struct fidx_pathindex_sink sink = {.block = sink_block, .trigram = sink_trigram};
-	struct build b = {.st = st};
+	struct build b = {.st = st, .scan = scan_id};
 	struct fidx_pathindex_totals t;
 	struct pg_params p = {0};
 	char sql[256];
@@ -151,12 +194,17 @@ int pg_pathindex_build(struct pg_store *st, int64_t scan_id, struct fidx_error *
 
 	sink.arg = &b;
 	pg_param_int(&p, scan_id);
-	PGresult *res = pg_exec(st, "SELECT 1 FROM fidx.path_index WHERE scan_id = $1", &p,
+	PGresult *res = pg_exec(st, "SELECT s.host_id, i.scan_id FROM fidx.scan s LEFT JOIN"
+				" fidx.path_index i ON i.scan_id = s.id WHERE s.id = $1", &p,
 				"write", err);
 	if (!res)
 		return -1;
-	bool have = PQntuples(res) > 0;
+	bool found = PQntuples(res) == 1, have = found && !PQgetisnull(res, 0, 1);
+	b.host = found ? pg_int(res, 0, 0) : 0;
 	PQclear(res);
+	if (!found)
+		return fidx_fail(err, ENOENT, "cannot write database '%s'%s: no scan %" PRId64,
+				 fidx_quote(st->name), st->origin, scan_id);
 	if (have)
 		return 0;
 	if (!(b.pb = fidx_pathindex_builder_new(&sink, err)))
@@ -165,30 +213,23 @@ int pg_pathindex_build(struct pg_store *st, int64_t scan_id, struct fidx_error *
 	snprintf(sql, sizeof(sql), "COPY (SELECT id, path FROM fidx.file WHERE scan_id = %" PRId64
 		 " ORDER BY scan_id, path) TO STDOUT (FORMAT binary)", scan_id);
 	if (pg_copy_out(st, sql, 2, build_tuple, &b, err) < 0 ||
-	    fidx_pathindex_builder_end(b.pb, &t, err) < 0 || send_copy(st, &b.copy, err) < 0)
+	    fidx_pathindex_builder_end(b.pb, &t, err) < 0 || send_rows(&b, err) < 0)
 		goto out;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
+	pg_param_int(&p, b.host);
 	pg_param_int(&p, (int64_t)t.paths);
 	pg_param_int(&p, t.blocks);
 	pg_param_int(&p, (int64_t)t.trigrams);
 	pg_param_int(&p, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
-	if (pg_run(st, "INSERT INTO fidx.path_block (scan_id, block, data, host_id)"
-		   " SELECT $1, n, data, (SELECT host_id FROM fidx.scan WHERE id = $1)"
-		   " FROM pg_temp.fidx_pindex WHERE kind = 0", &p, "write",
-		   err) < 0 ||
-	    pg_run(st, "INSERT INTO fidx.path_trigram (scan_id, tri, blocks, host_id)"
-		   " SELECT $1, n, data, (SELECT host_id FROM fidx.scan WHERE id = $1)"
-		   " FROM pg_temp.fidx_pindex WHERE kind = 1", &p, "write",
-		   err) < 0 ||
-	    pg_run(st, "INSERT INTO fidx.path_index (scan_id, host_id, paths, blocks, trigrams,"
-		   " built_ns) SELECT $1, host_id, $2, $3, $4, $5 FROM fidx.scan WHERE id = $1", &p,
-		   "write", err) < 0)
+	if (pg_run(st, "INSERT INTO fidx.path_index (scan_id, host_id, paths, blocks, trigrams,"
+		   " built_ns) VALUES ($1, $2, $3, $4, $5, $6)", &p, "write", err) < 0)
 		goto out;
 	rc = 0;
 out:
 	fidx_pathindex_builder_free(b.pb);
-	free(b.copy.p);
+	free(b.blocks.p);
+	free(b.tris.p);
 	return rc;
 }
 
