@@ -1003,12 +1003,19 @@ static int cmp_digest(const void *a, const void *b, void *arg)
 	return memcmp(x->digest, y->digest, digest_len(sp));
 }
 
-/* Orders nodes by their first path (arg: the engine). */
+/* Orders hosts j and k by name (bytes; a host with no name first): equal paths of two hosts. */
+static int cmp_hosts(const struct fidx_dupes_engine *e, uint32_t j, uint32_t k)
+{
+	return strcmp(e->hosts[j] ? e->hosts[j] : "", e->hosts[k] ? e->hosts[k] : "");
+}
+
+/* Orders nodes by their first path, then host (arg: the engine). */
 static int cmp_first_path(const void *a, const void *b, void *arg)
 {
 	const struct fidx_dupes_engine *e = arg;
 	const struct node *x = a, *y = b;
-	return strcmp(e->paths[x->row], e->paths[y->row]);
+	int c = strcmp(e->paths[x->row], e->paths[y->row]);
+	return c ? c : cmp_hosts(e, x->host, y->host);
 }
 
 /* Orders groups: most waste first, then larger files, then by first path. */
@@ -1019,7 +1026,9 @@ static int cmp_group(const void *a, const void *b)
 		return x->waste > y->waste ? -1 : 1;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
-	return strcmp(x->files[0].paths[0], y->files[0].paths[0]);
+	int c = strcmp(x->files[0].paths[0], y->files[0].paths[0]);
+	return c ? c : strcmp(x->files[0].host ? x->files[0].host : "",
+			      y->files[0].host ? y->files[0].host : "");
 }
 
 /* The name of host k to show beside its paths: NULL when every scan is of one host. */
@@ -1089,12 +1098,13 @@ static int make_groups(struct fidx_dupes *d)
 	return 0;
 }
 
-/* Orders left-out nodes by their first path (arg: the engine). */
+/* Orders left-out nodes by their first path, then host (arg: the engine). */
 static int cmp_failed(const void *a, const void *b, void *arg)
 {
 	const struct fidx_dupes_engine *e = arg;
 	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
-	return strcmp(e->paths[x->row], e->paths[y->row]);
+	int c = strcmp(e->paths[x->row], e->paths[y->row]);
+	return c ? c : cmp_hosts(e, x->host, y->host);
 }
 
 /*

@@ -12,8 +12,11 @@ hold a quote, a backslash and a space.  Checked:
     counts them;
   * every query command answers from the server as it answers from a
     SQLite scan of the same tree (the ids aside, which each store gives);
+  * `find PATTERN` (substrings of the tree's hostile names, with -i too)
+    through the server's path index gives what SQLite's gives;
   * the seal is intact; a row altered, added and removed with psql is
-    named by fidx verify;
+    named by fidx verify; the path index's blocks or trigram lists damaged
+    with psql: find fails with one line naming the damage, exit 2;
   * a rescan over TLS with sslmode=verify-full (a URI) reuses the digests;
   * the password never appears in what fidx prints;
   * one clear line, exit 2, for a server that is not there, a wrong
@@ -145,11 +148,18 @@ def check_queries(chk, target, sqlite_db):
 	       a.rc == b.rc == 0 and sorted(a.out.split(b"\0")) == sorted(b.out.split(b"\0")) and
 	       a.out.count(b"\0") > 100 and b"index of sha256" in a.err,
 	       "%d/%d files; %s" % (a.out.count(b"\0"), b.out.count(b"\0"), lib.short(a.err)))
+	# Substring finds through each store's path index: pieces of the hostile names.
+	pieces = sorted({n[1:5] for n in t_columns.NAMES if len(n) >= 5} | {b"root.d/n"})
+	for piece in pieces:
+		for icase in ([], ["-i"]):
+			if not piece.startswith(b"-"):
+				commands.append(["find", "-0"] + icase + [piece])
 	for cmd in commands:
 		a = run_fidx(*cmd, "--db", target)
 		b = run_fidx(*cmd, "--db", sqlite_db)
 		same = a.rc == b.rc and without_ids(a.out) == without_ids(b.out)
-		chk.ok("%s: the server's answer is SQLite's" % " ".join(cmd), same and a.out,
+		shown = " ".join(c if isinstance(c, str) else repr(c) for c in cmd)
+		chk.ok("%s: the server's answer is SQLite's" % shown, same and a.out,
 		       "rc %d/%d, %d/%d bytes, err %s" % (a.rc, b.rc, len(a.out), len(b.out),
 							 lib.short(a.err)))
 
@@ -176,6 +186,19 @@ def check_tamper(chk, pg, target):
 	chk.ok("verify: the altered row named", "row %s altered" % ids[0] in out, out)
 	chk.ok("verify: the removed row named", "row %s removed" % ids[1] in out, out)
 	chk.ok("verify: the planted row named", "row 987654321 added" in out, out)
+	# The path index damaged: each decoder says so, in one line.
+	root = pg.psql("SELECT encode(root, 'hex') FROM fidx.scan WHERE id = 1;", user=ROLE,
+		       dbname=DB)
+	piece = os.path.basename(bytes.fromhex(root))[-4:]
+	for table, sql in (("blocks", "UPDATE fidx.path_block SET data = '\\x0005'::bytea || data"
+			    " WHERE scan_id = 1;"),
+			   ("trigram lists", "UPDATE fidx.path_trigram SET blocks = '\\x80'::bytea"
+			    " WHERE scan_id = 1;")):
+		pg.psql(sql, user=ROLE, dbname=DB)
+		res = run_fidx("find", "--scan", "1", "--db", target, "--", piece)
+		chk.ok("find with the path index's %s damaged: exit 2, one line" % table,
+		       res.rc == 2 and len(res.err_lines()) == 1 and b"path index" in res.err and
+		       b"damaged" in res.err, "rc %d: %s" % (res.rc, lib.short(res.err)))
 
 
 def check_failures(chk, pg, top):
