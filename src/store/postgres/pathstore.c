@@ -144,15 +144,7 @@ static int send_copy(struct pg_store *st, const char *sql, const struct copybuf 
 		 (c->len == 0 || PQputCopyData(st->conn, c->p, (int)c->len) == 1) &&
 		 PQputCopyData(st->conn, "\377\377", 2) == 1 && PQputCopyEnd(st->conn, NULL) == 1
 		 ? 0 : pg_fail(st, err, "write", NULL);
-	while ((res = PQgetResult(st->conn))) {
-		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
-			char why[1024];
-			rc = pg_fail(st, err, "write", pg_first_line(PQresultErrorMessage(res), why,
-								     sizeof(why)));
-		}
-		PQclear(res);
-	}
-	return rc;
+	return pg_drain(st, rc, "write", err);
 }
 
 /*

@@ -296,6 +296,20 @@ bad:
 			 " not what was asked for", fidx_quote(st->name), st->origin);
 }
 
+int pg_drain(struct pg_store *st, int rc, const char *verb, struct fidx_error *err)
+{
+	PGresult *res;
+	while ((res = PQgetResult(st->conn))) {
+		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
+			char line[1024];
+			rc = pg_fail(st, err, verb, pg_first_line(PQresultErrorMessage(res), line,
+								  sizeof(line)));
+		}
+		PQclear(res);
+	}
+	return rc;
+}
+
 int pg_copy_out(struct pg_store *st, const char *sql, int nfields, pg_tuple_fn *fn, void *arg,
 		struct fidx_error *err)
 {
@@ -325,14 +339,7 @@ int pg_copy_out(struct pg_store *st, const char *sql, int nfields, pg_tuple_fn *
 	}
 	if (n == -2 && rc == 0)
 		rc = pg_fail(st, err, "read", NULL);
-	while ((res = PQgetResult(st->conn))) {
-		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
-			char line[1024];
-			rc = pg_fail(st, err, "read", pg_first_line(PQresultErrorMessage(res), line,
-								    sizeof(line)));
-		}
-		PQclear(res);
-	}
+	rc = pg_drain(st, rc, "read", err);
 	if (rc == 0 && done != 1)
 		rc = fidx_fail(err, EPROTO, "cannot read database '%s'%s: the COPY stream ended"
 			       " early", fidx_quote(st->name), st->origin);

@@ -204,6 +204,14 @@ PGresult *pg_cursor_fetch(struct pg_store *st, struct pg_cursor *c, int n, struc
 void pg_cursor_close(struct pg_store *st, struct pg_cursor *c);
 
 /*
+ * Reads the results left after a COPY (or another command sent without
+ * waiting), so that the connection is ready again; when rc is 0 and one of
+ * them failed, fills err with "cannot <verb> database ...: <the server's
+ * reason>".  Returns rc, or -1 then.
+ */
+int pg_drain(struct pg_store *st, int rc, const char *verb, struct fidx_error *err);
+
+/*
  * Called for each tuple of a binary COPY ... TO STDOUT: n fields, field i
  * the len[i] bytes at val[i] (len[i] < 0: NULL).  Returns 0, or -1 with err
  * set (the read stops).

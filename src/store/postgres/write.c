@@ -329,16 +329,7 @@ static int copy_close(struct pg_store *st, struct fidx_error *err)
 	st->in_copy = false;
 	if (PQputCopyEnd(st->conn, NULL) != 1)
 		return pg_fail(st, err, "write", NULL);
-	int rc = 0;
-	PGresult *res;
-	while ((res = PQgetResult(st->conn))) {
-		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
-			char why[1024];
-			rc = pg_fail(st, err, "write", pg_first_line(PQresultErrorMessage(res), why,
-								     sizeof(why)));
-		}
-		PQclear(res);
-	}
+	int rc = pg_drain(st, 0, "write", err);
 	if (rc == 0 && st->staged)
 		rc = pg_run(st, "INSERT INTO fidx.file SELECT * FROM pg_temp.fidx_batch", NULL,
 			    "write", err);
