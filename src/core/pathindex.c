@@ -292,6 +292,20 @@ size_t fidx_pathindex_trigrams(const char *s, size_t n, uint32_t *out, size_t le
 	return k;
 }
 
+int fidx_pathindex_literal_trigrams(const struct fidx_findpat_literal *lit, size_t nlit,
+				    uint32_t **tri, size_t *ntri, struct fidx_error *err)
+{
+	size_t room = 1;
+	for (size_t i = 0; i < nlit; i++)
+		room += lit[i].len;
+	*ntri = 0;
+	if (!(*tri = malloc(room * sizeof(**tri))))
+		return fidx_fail_nomem(err);
+	for (size_t i = 0; i < nlit; i++)
+		*ntri = fidx_pathindex_trigrams(lit[i].s, lit[i].len, *tri, *ntri);
+	return 0;
+}
+
 /* Fails with EBADMSG: a damaged list.  Returns -1. */
 static int bad_list(struct fidx_error *err)
 {

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "findpat.h"
 
 /*
  * Paths per block, chosen by measurement (docs/BENCHMARKS.md, "fidx find");
@@ -94,6 +95,15 @@ void fidx_pathindex_builder_free(struct fidx_pathindex_builder *b);
  * n - 2 more (nothing is added when n < 3).  Returns how many it holds after.
  */
 size_t fidx_pathindex_trigrams(const char *s, size_t n, uint32_t *out, size_t len);
+
+/*
+ * The trigrams that every path holding all nlit literals (findpat.h) holds,
+ * as fidx_pathindex_trigrams() makes them: a malloc'ed array into *tri (free
+ * it even when *ntri is 0) and its length into *ntri.  Returns 0, or -1
+ * with err set.
+ */
+int fidx_pathindex_literal_trigrams(const struct fidx_findpat_literal *lit, size_t nlit,
+				    uint32_t **tri, size_t *ntri, struct fidx_error *err);
 
 /* One trigram's block list as a store read it. */
 struct fidx_pathindex_list {

@@ -427,14 +427,10 @@ struct pg_paths {
 static int paths_index(struct pg_store *st, struct pg_paths *it,
 		       const struct fidx_findpat_literal *lit, size_t nlit, struct fidx_error *err)
 {
-	size_t room = 1, ntri = 0;
-	for (size_t i = 0; i < nlit; i++)
-		room += lit[i].len;
-	uint32_t *tri = malloc(room * sizeof(*tri));
-	if (!tri)
-		return fidx_fail_nomem(err);
-	for (size_t i = 0; i < nlit; i++)
-		ntri = fidx_pathindex_trigrams(lit[i].s, lit[i].len, tri, ntri);
+	uint32_t *tri;
+	size_t ntri;
+	if (fidx_pathindex_literal_trigrams(lit, nlit, &tri, &ntri, err) < 0)
+		return -1;
 	int rc = ntri ? pg_pathindex_open(st, it->scan, tri, ntri, &it->index, err) : 0;
 	free(tri);
 	return rc;

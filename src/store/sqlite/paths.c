@@ -69,7 +69,7 @@ struct fidx_paths *sqlite_paths(struct fidx_store *base, int64_t scan, const cha
 {
 	struct sqlite_paths *p = calloc(1, sizeof(*p));
 	uint32_t *tri = NULL;
-	size_t room = 1, ntri = 0;
+	size_t ntri = 0;
 
 	if (!p || !(p->root = strdup(root))) {
 		free(p);
@@ -82,14 +82,8 @@ struct fidx_paths *sqlite_paths(struct fidx_store *base, int64_t scan, const cha
 	p->q = (struct fidx_rows_query){.scans = &p->scan, .roots = (const char *const *)&p->root,
 					.nscans = 1};
 	/* The trigrams every literal holds, as the index keys them. */
-	for (size_t i = 0; i < nlit; i++)
-		room += lit[i].len;
-	if (!(tri = malloc(room * sizeof(*tri)))) {
-		fidx_fail_nomem(err);
+	if (fidx_pathindex_literal_trigrams(lit, nlit, &tri, &ntri, err) < 0)
 		goto fail;
-	}
-	for (size_t i = 0; i < nlit; i++)
-		ntri = fidx_pathindex_trigrams(lit[i].s, lit[i].len, tri, ntri);
 	if (!(p->it = fidx_pathiter_open(p->st->db, scan, tri, ntri))) {
 		read_failed(p, NULL, NULL, errno, err);
 		goto fail;
