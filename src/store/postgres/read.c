@@ -420,7 +420,7 @@ struct pg_paths {
 };
 
 /*
- * Opens the index of it's scan, narrowed to the trigrams of the nlit
+ * Opens the path index of it->scan, narrowed to the trigrams of the nlit
  * literals.  Returns 1 when it reads from it, 0 when it cannot (no
  * trigram, or no index), or -1 with err set.
  */
