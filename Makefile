@@ -48,12 +48,13 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 # Debian's python3, which has the python3-xxhash module the tests use.
 PYTHON    ?= /usr/bin/python3
-PKGS      := sqlite3 libpq libcrypto libxxhash
+PKGS      := sqlite3 libpq libcrypto libxxhash tsk libewf
 
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
 PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null)
 CRYPTO_CFLAGS = $(shell pkg-config --cflags libcrypto libxxhash 2>/dev/null)
+TSK_CFLAGS = $(shell pkg-config --cflags tsk libewf 2>/dev/null)
 BASE_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE -DFIDX_VERSION='"$(VERSION)"' \
 	      $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)
@@ -69,6 +70,7 @@ SQLITE_INC := $(CORE_INC) -Isrc/store/sqlite
 PQ_INC     := $(CORE_INC) -Isrc/store/postgres
 $(BUILD)/obj/lib/%.o: LAYER_CFLAGS = $(LIB_INC)
 $(BUILD)/obj/core/%.o: LAYER_CFLAGS = $(CORE_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/obj/core/source_image.o: LAYER_CFLAGS = $(CORE_INC) $(CRYPTO_CFLAGS) $(TSK_CFLAGS)
 $(BUILD)/obj/store/%.o: LAYER_CFLAGS = $(CORE_INC)
 $(BUILD)/obj/store/sqlite/%.o $(BUILD)/obj/gen/%.o: LAYER_CFLAGS = $(SQLITE_INC) $(SQLITE_CFLAGS)
 $(BUILD)/obj/store/postgres/%.o: LAYER_CFLAGS = $(PQ_INC) $(PQ_CFLAGS)

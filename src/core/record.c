@@ -66,6 +66,16 @@ int fidx_record_set_error(struct fidx_record *rec, const char *op, int errnum)
 	return 0;
 }
 
+size_t fidx_ext_offset(const char *path, size_t name_off, size_t path_len)
+{
+	const char *name = path + name_off;
+	size_t i = 0;
+	while (name[i] == '.')
+		i++;
+	const char *dot = memrchr(name + i, '.', path_len - name_off - i);
+	return dot ? (size_t)(dot + 1 - path) : path_len;
+}
+
 void fidx_record_free(struct fidx_record *rec)
 {
 	if (!rec)
@@ -73,5 +83,8 @@ void fidx_record_free(struct fidx_record *rec)
 	free(rec->path);
 	free(rec->link_target);
 	free(rec->error);
+	if (rec->image)
+		free(rec->image->stream);
+	free(rec->image);
 	free(rec);
 }

@@ -45,6 +45,18 @@ struct fidx_meta {
 	bool has_btime;    /* the filesystem reported a birth time */
 };
 
+/*
+ * What a forensic read of a disk image knows of an entry beside its
+ * metadata (row.h's image columns).  The strings are static or owned by the
+ * record's image (freed with it).
+ */
+struct fidx_image_meta {
+	const char *state;         /* "allocated", "deleted", "reallocated", "orphan" (static) */
+	char *stream;              /* an alternate data stream's name, or NULL; owned */
+	bool has_fn_times;         /* NTFS: fn_time holds the $FILE_NAME times */
+	struct fidx_time fn_time[4]; /* atime, mtime, ctime, btime of $FILE_NAME */
+};
+
 /* One entry of the inventory. */
 struct fidx_record {
 	int64_t scan_id;       /* the scan row this entry belongs to */
@@ -63,6 +75,10 @@ struct fidx_record {
 	char *error;           /* NULL, or what failed ("open: Permission denied"); owned */
 	int64_t digests_from;  /* the scan whose read of the file gave the digests, when
 				  they were reused from an earlier scan; 0: read by this one */
+	struct fidx_image_meta *image; /* an entry of a disk image: what else it knows; or
+				  NULL (the walk); owned */
+	bool no_read;          /* its path names no file to read (an entry in an image):
+				  the pipeline never reads it, whatever its digests */
 };
 
 /*
@@ -85,6 +101,13 @@ const char *fidx_digest_name(enum fidx_digest d);
  * fidx_digest_name()'s results.
  */
 int fidx_digest_parse(const char *name);
+
+/*
+ * The offset of the extension of the name at name_off in path (path_len
+ * bytes), as Python's splitext finds it (leading dots do not count), or
+ * path_len when it has none.
+ */
+size_t fidx_ext_offset(const char *path, size_t name_off, size_t path_len);
 
 /* Returns the record's file type letter for a st_mode, or 0 if unknown. */
 char fidx_type_of_mode(uint32_t mode);

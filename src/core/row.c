@@ -8,6 +8,7 @@
 const struct fidx_column fidx_columns[FIDX_NCOLUMNS] = {
 #define FIDX_X(NAME, name, KIND) [FIDX_COL_##NAME] = {#name, FIDX_KIND_##KIND},
 	FIDX_FILE_COLUMNS(FIDX_X)
+	FIDX_IMAGE_COLUMNS(FIDX_X)
 	FIDX_LATER_COLUMNS(FIDX_X)
 #undef FIDX_X
 };
@@ -87,4 +88,13 @@ void fidx_row_of_record(const struct fidx_record *rec, struct fidx_row *row)
 		put_bytes(row, FIDX_COL_ERROR, rec->error, strlen(rec->error));
 	if (rec->digests_from)
 		put_int(row, FIDX_COL_DIGESTS_FROM, rec->digests_from);
+	if (rec->image) {
+		const struct fidx_image_meta *im = rec->image;
+		put_bytes(row, FIDX_COL_STATE, im->state, strlen(im->state));
+		if (im->stream)
+			put_bytes(row, FIDX_COL_STREAM, im->stream, strlen(im->stream));
+		if (im->has_fn_times)
+			for (int k = 0; k < 4; k++)
+				put_time(row, FIDX_COL_FN_ATIME + k, im->fn_time[k]);
+	}
 }

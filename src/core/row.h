@@ -65,6 +65,22 @@
 	X(ERROR, error, TEXT)                     \
 	X(DIGESTS_FROM, digests_from, INT)
 
+/*
+ * Columns of schema 6, what a forensic read of a disk image knows and a
+ * mounted walk cannot (NULL in a walk's rows; docs/SCHEMA.md, "Images"):
+ * the entry's allocation state ("allocated", "deleted", "reallocated",
+ * "orphan"), the name of an alternate data stream (the row of a stream is
+ * its own, its path the file's path, ':' and the name), and NTFS's second
+ * set of times, those of $FILE_NAME (the others are $STANDARD_INFORMATION's).
+ */
+#define FIDX_IMAGE_COLUMNS(X)                     \
+	X(STATE, state, TEXT)                     \
+	X(STREAM, stream, TEXT)                   \
+	X(FN_ATIME, fn_atime, TIME)               \
+	X(FN_MTIME, fn_mtime, TIME)               \
+	X(FN_CTIME, fn_ctime, TIME)               \
+	X(FN_BTIME, fn_btime, TIME)
+
 /* file_digest's columns (schema 2): edges of FIDX_DUPES_EDGE_BLOCK bytes, a later SHA-256. */
 #define FIDX_LATER_COLUMNS(X)                     \
 	X(EDGE_BLOCK, edge_block, INT)            \
@@ -75,10 +91,11 @@
 enum fidx_col_kind { FIDX_KIND_INT, FIDX_KIND_UINT, FIDX_KIND_TEXT, FIDX_KIND_TYPE,
 		     FIDX_KIND_TIME, FIDX_KIND_DIGEST };
 
-/* The columns: FIDX_COL_ID ... FIDX_COL_DIGESTS_FROM, then the later ones. */
+/* The columns: FIDX_COL_ID ... FIDX_COL_DIGESTS_FROM, the image ones, then the later ones. */
 enum fidx_col {
 #define FIDX_X(NAME, name, KIND) FIDX_COL_##NAME,
 	FIDX_FILE_COLUMNS(FIDX_X)
+	FIDX_IMAGE_COLUMNS(FIDX_X)
 	FIDX_LATER_COLUMNS(FIDX_X)
 #undef FIDX_X
 	FIDX_NCOLUMNS
@@ -98,9 +115,14 @@ _Static_assert(FIDX_NCOLUMNS <= 64, "a column mask is 64 bits");
 #define FIDX_FILE_ALL (FIDX_COLUMN(FIDX_NFILE_COLUMNS) - 1)
 /* The bit of digest d's column. */
 #define FIDX_DIGEST_COLUMN(d) FIDX_COLUMN(FIDX_COL_MD5 + (d))
+/* The columns of schema 6 (NULL in a walk's rows). */
+#define FIDX_IMAGE_ALL (FIDX_COLUMN(FIDX_COL_EDGE_BLOCK) - FIDX_COLUMN(FIDX_COL_STATE))
 /* The four times, in the order of their columns. */
 #define FIDX_TIME_COLUMNS (FIDX_COLUMN(FIDX_COL_ATIME) | FIDX_COLUMN(FIDX_COL_MTIME) | \
 			   FIDX_COLUMN(FIDX_COL_CTIME) | FIDX_COLUMN(FIDX_COL_BTIME))
+/* The four $FILE_NAME times, in the same order. */
+#define FIDX_FN_TIME_COLUMNS (FIDX_COLUMN(FIDX_COL_FN_ATIME) | FIDX_COLUMN(FIDX_COL_FN_MTIME) | \
+			      FIDX_COLUMN(FIDX_COL_FN_CTIME) | FIDX_COLUMN(FIDX_COL_FN_BTIME))
 
 /* A column of the list: its name (as in the table) and kind. */
 struct fidx_column {

@@ -238,6 +238,7 @@ static int put_record(void *ctx, struct fidx_record *rec)
 	}
 	int ret;
 	if (rec->type == 'f' && s->opts->digests && !rec->error && !rec->digest_mask &&
+	    !rec->no_read &&
 	    !fidx_reuse_take(s->opts->reuse, rec)) {
 		ret = queue_to_hash(p, rec);
 	} else {
@@ -507,7 +508,9 @@ static int begin_scans(struct scan *s, const char *const *roots, struct fidx_sca
 			struct fidx_scan_info info = {
 				.root = roots[r], .host = sys.host, .os = sys.os, .kernel = sys.kernel,
 				.arch = sys.arch, .version = FIDX_VERSION,
-				.options = opts->options_json, .started_ns = fidx_now_ns(), .uuid = uuid,
+				.options = opts->root_options ? opts->root_options[r]
+									: opts->options_json,
+				.started_ns = fidx_now_ns(), .uuid = uuid,
 			};
 			if ((s->scan_ids[r] = fidx_store_begin_scan(s->store, &info, &err)) < 0) {
 				note_failure(s, err.msg);

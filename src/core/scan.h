@@ -59,7 +59,8 @@ struct fidx_scan_opts {
 	bool drop_cache;             /* drop each file's pages from the cache once hashed */
 	struct fidx_progress_counters *counters; /* bumped as the scan goes (zeroed by the
 					caller), or NULL */
-	const char *options_json;    /* recorded in each scan row */
+	const char *options_json;    /* recorded in each scan row ... */
+	const char *const *root_options; /* ... or per root, in root order (NULL: as above) */
 	/* Called (on the writer thread) for each entry recorded with an error, or NULL. */
 	void (*on_error)(void *arg, const char *path, const char *error);
 	void *on_error_arg;

@@ -181,6 +181,8 @@ int fidx_scan_row_read_options(struct fidx_scan_row *row)
 			const char *v = value;
 			free(*dst);
 			*dst = json_string_decode(&v); /* NULL: not a string fidx wrote */
+		} else if (KEY("image")) {
+			row->opt_image = *value == '{';
 		} else if (KEY("exclude") && *value == '[') {
 			free(row->opt_exclude);
 			if (!(row->opt_exclude = strndup(value, (size_t)(end - value))))
@@ -236,6 +238,7 @@ int fidx_scan_shape_of(const struct fidx_scan_row *row, struct fidx_scan_shape *
 	shape->xdev = row->opt_xdev > 0;
 	shape->follow = row->opt_follow > 0;
 	shape->no_stat = row->opt_stat == 0;
+	shape->image = row->opt_image;
 	if (fidx_scan_row_digests(row, &shape->digests) < 0 ||
 	    decode_excludes(row->opt_exclude ? row->opt_exclude : "[]", shape) < 0) {
 		fidx_scan_shape_free(shape);
@@ -248,7 +251,7 @@ int fidx_scan_shape_of(const struct fidx_scan_row *row, struct fidx_scan_shape *
 bool fidx_scan_shape_eq(const struct fidx_scan_shape *a, const struct fidx_scan_shape *b)
 {
 	if (a->digests != b->digests || a->xdev != b->xdev || a->follow != b->follow ||
-	    a->no_stat != b->no_stat || a->nexcludes != b->nexcludes)
+	    a->no_stat != b->no_stat || a->image != b->image || a->nexcludes != b->nexcludes)
 		return false;
 	for (size_t i = 0; i < a->nexcludes; i++)
 		if (strcmp(a->excludes[i], b->excludes[i]) != 0)

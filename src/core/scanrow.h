@@ -77,6 +77,8 @@ struct fidx_scan_row {
 	int opt_stat;                  /* "stat": 1, 0 (made with --no-stat), -1 absent */
 	char *opt_exclude;             /* "exclude": the JSON array, as text */
 	char *opt_database;            /* "database": the database the scan wrote */
+	bool opt_image;                /* "image": an object (a disk image's scan, fidx scan
+					  --image) */
 	bool root_text;                /* root was stored as text without a NUL byte: a root
 					  given can equal it (fidx_scan_row_of_root()) */
 	char *damage;                  /* NULL, or what makes the row one fidx could not have
@@ -120,6 +122,7 @@ static inline bool fidx_scan_row_no_stat(const struct fidx_scan_row *row)
 struct fidx_scan_shape {
 	unsigned digests;    /* 1u << enum fidx_digest */
 	bool xdev, follow, no_stat;
+	bool image;          /* a disk image read (--image), not a walk */
 	char **excludes;     /* its --exclude patterns (bytes), NULL-terminated */
 	size_t nexcludes;
 };

@@ -41,7 +41,11 @@
 
 #include "hash.h"
 
-/* The file row's fields: the table's columns in order (a time as T_ns), then T_sec, T_nsec. */
+/*
+ * The file row's fields: the table's columns of schema 1-3 in order (a time
+ * as T_ns), the T_sec, T_nsec schema 4 added, then the columns of schema 6
+ * (FIDX_IMAGE_COLUMNS, a time as T_ns) and their times' T_sec, T_nsec.
+ */
 #define FIDX_SEAL_INT_(name) {#name, false},
 #define FIDX_SEAL_UINT_(name) {#name, false},
 #define FIDX_SEAL_TEXT_(name) {#name, true},
@@ -51,11 +55,21 @@
 const struct fidx_seal_column fidx_seal_file_columns[FIDX_SEAL_FILE_FIELDS] = {
 #define FIDX_X(NAME, name, KIND) FIDX_SEAL_##KIND##_(name)
 	FIDX_FILE_COLUMNS(FIDX_X)
-#undef FIDX_X
 	{"atime_sec", false}, {"atime_nsec", false}, {"mtime_sec", false}, {"mtime_nsec", false},
 	{"ctime_sec", false}, {"ctime_nsec", false}, {"btime_sec", false}, {"btime_nsec", false},
+	FIDX_IMAGE_COLUMNS(FIDX_X)
+#undef FIDX_X
+	{"fn_atime_sec", false}, {"fn_atime_nsec", false}, {"fn_mtime_sec", false},
+	{"fn_mtime_nsec", false}, {"fn_ctime_sec", false}, {"fn_ctime_nsec", false},
+	{"fn_btime_sec", false}, {"fn_btime_nsec", false},
 };
-_Static_assert(FIDX_NFILE_COLUMNS == FIDX_SEAL_FILE_ALWAYS, "a field per column of file");
+_Static_assert(FIDX_COL_STATE == FIDX_SEAL_FILE_ALWAYS, "a field per column of schema 1-3");
+_Static_assert(FIDX_SEAL_FILE_ALWAYS + 8 + (FIDX_NFILE_COLUMNS - FIDX_COL_STATE) + 8 ==
+	       FIDX_SEAL_FILE_FIELDS, "the fields of schema 4 and 6");
+
+/* The field of the first column of schema 6, and of the T_sec of its first time. */
+#define IMAGE_FIELDS (FIDX_SEAL_FILE_ALWAYS + 8)
+#define FN_SEC_FIELDS (FIDX_SEAL_FILE_FIELDS - 8)
 
 /* The scan row's fields: every column of scan but seal, in table order. */
 const struct fidx_seal_column fidx_seal_scan_columns[FIDX_SEAL_SCAN_FIELDS] = {
@@ -67,6 +81,11 @@ const struct fidx_seal_column fidx_seal_scan_columns[FIDX_SEAL_SCAN_FIELDS] = {
 	{"run_ns", false},
 };
 
+int fidx_seal_file_field(enum fidx_col c)
+{
+	return c < FIDX_COL_STATE ? (int)c : IMAGE_FIELDS + (int)(c - FIDX_COL_STATE);
+}
+
 void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f)
 {
 	static const struct fidx_seal_field null = {.kind = FIDX_SEAL_NULL};
@@ -76,27 +95,29 @@ void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f
 		if (!fidx_row_has(row, c))
 			continue;
 		const struct fidx_value *v = &row->v[c];
+		int at = fidx_seal_file_field(c);
 		switch (fidx_columns[c].kind) {
 		case FIDX_KIND_INT:
 		case FIDX_KIND_UINT:
-			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = v->i};
+			f[at] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = v->i};
 			break;
 		case FIDX_KIND_TIME: {
 			/* T_ns when it fits, else T_sec and T_nsec (docs/SCHEMA.md, "Times"). */
 			int64_t ns;
-			size_t k = (size_t)(c - FIDX_COL_ATIME);
+			size_t sec = c >= FIDX_COL_FN_ATIME
+					     ? FN_SEC_FIELDS + 2 * (size_t)(c - FIDX_COL_FN_ATIME)
+					     : FIDX_SEAL_FILE_ALWAYS + 2 * (size_t)(c - FIDX_COL_ATIME);
 			if (fidx_time_to_ns(v->t, &ns)) {
-				f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = ns};
+				f[at] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = ns};
 			} else {
-				f[FIDX_SEAL_FILE_ALWAYS + 2 * k] =
-					(struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = v->t.sec};
-				f[FIDX_SEAL_FILE_ALWAYS + 2 * k + 1] =
-					(struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = v->t.nsec};
+				f[sec] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = v->t.sec};
+				f[sec + 1] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT,
+								      .i = v->t.nsec};
 			}
 			break;
 		}
 		default:
-			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES, .p = v->p, .n = v->n};
+			f[at] = (struct fidx_seal_field){.kind = FIDX_SEAL_BYTES, .p = v->p, .n = v->n};
 		}
 	}
 }
@@ -224,10 +245,12 @@ int fidx_seal_line(struct fidx_seal_lines *l, const struct fidx_seal_column *col
 		   const struct fidx_seal_field *f, size_t n, size_t always,
 		   struct fidx_error *err)
 {
+	/* Up to the end of the last schema's fields that hold a value: a file row's
+	 * schema-4 fields end where schema 6's begin (IMAGE_FIELDS). */
 	size_t upto = always;
 	for (size_t c = always; c < n; c++)
 		if (f[c].kind != FIDX_SEAL_NULL)
-			upto = n;
+			upto = cols == fidx_seal_file_columns && c < IMAGE_FIELDS ? IMAGE_FIELDS : n;
 	l->len = 0;
 	for (size_t c = 0; c < upto; c++) {
 		if (reserve(l, FIELD_ROOM, err) < 0)

@@ -8,7 +8,10 @@
  *                   fields of fidx_seal_file_columns[] (the file table's
  *                   columns, a time as its T_ns), then the 8 fields schema
  *                   4 added (T_sec, T_nsec of a time beyond T_ns) when any
- *                   of them is not NULL
+ *                   of them or of schema 6's is not NULL, then the 14
+ *                   fields schema 6 added (state, stream, the four
+ *                   $FILE_NAME times as T_ns, then their T_sec, T_nsec)
+ *                   when any of them is not NULL
  *     line n+1      the scan row: the 20 fields of fidx_seal_scan_columns[],
  *                   then run_ns (schema 4) when it is not NULL; last, since
  *                   its totals are only known at the end
@@ -54,7 +57,7 @@
 
 #define FIDX_SEAL_LEN 32          /* bytes of a seal (SHA-256) */
 #define FIDX_ROW_HASH_LEN 8       /* bytes kept of each row's SHA-256 */
-#define FIDX_SEAL_FILE_FIELDS 34  /* fields of a file row's line, at most */
+#define FIDX_SEAL_FILE_FIELDS 48  /* fields of a file row's line, at most */
 #define FIDX_SEAL_FILE_ALWAYS 26  /* ... of which every line has these */
 #define FIDX_SEAL_SCAN_FIELDS 21  /* fields of the scan row's line, at most */
 #define FIDX_SEAL_SCAN_ALWAYS 20  /* ... of which every line has these */
@@ -91,6 +94,9 @@ struct fidx_seal_field {
  * be written (id included: the row's id must be set), from its values.
  */
 void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f);
+
+/* The field of a file row's line that holds column c (a time's T_ns). */
+int fidx_seal_file_field(enum fidx_col c);
 
 /* Makes lines and hashes them: one per thread that formats lines. */
 struct fidx_seal_lines;

@@ -102,4 +102,39 @@ struct fidx_walk_source_opts {
 struct fidx_source *fidx_walk_source_new(const struct fidx_walk_source_opts *opts,
 					 struct fidx_error *err);
 
+/* Disk images read with The Sleuth Kit (source_image.c) as a source. */
+struct fidx_image_source_opts {
+	unsigned digests;             /* the digests of every file (1u << enum fidx_digest) */
+	unsigned image_digests;       /* the digests of each image's media (0: none); an E01's
+					 stored MD5 and SHA-1 are then checked too */
+	unsigned workers;             /* threads reading and hashing files, >= 1 */
+};
+
+/*
+ * Makes the image source with opts (copied): each root is an image or a
+ * block device, read read-only (source_image.c tells what is recorded and
+ * where).  Returns it, or NULL with err set (out of memory).
+ */
+struct fidx_source *fidx_image_source_new(const struct fidx_image_source_opts *opts,
+					  struct fidx_error *err);
+
+/*
+ * What the image at path is, as a JSON object recorded in its scan's
+ * options ("format", "size", "sector_size", "pieces", "table", "partitions":
+ * [{"name", "start", "length", "description", "fs"}], "fs" without a table,
+ * "stored_md5"/"stored_sha1" of an E01).  Returns it malloc'ed, or NULL with
+ * err set (EMEDIUMTYPE: not an image The Sleuth Kit opens).
+ */
+char *fidx_image_describe(const char *path, struct fidx_error *err);
+
+/*
+ * Whether path looks like a disk image or a block device: a block device, or a
+ * file The Sleuth Kit finds a partition table or a file system in (or a
+ * format other than raw).  For a hint; false when it cannot tell.
+ */
+bool fidx_image_probe(const char *path);
+
+/* The Sleuth Kit's name and version ("The Sleuth Kit 4.11.1"), for --version. */
+const char *fidx_image_library(void);
+
 #endif /* FIDX_SOURCE_H */

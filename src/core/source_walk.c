@@ -66,17 +66,6 @@ static struct fidx_time ts_of(const struct statx_timestamp *t)
 	return (struct fidx_time){.sec = t->tv_sec, .nsec = t->tv_nsec % FIDX_NS_PER_S};
 }
 
-/* Offset of the extension in name (Python's splitext: leading dots do not count). */
-static size_t ext_offset(const char *path, size_t name_off, size_t path_len)
-{
-	const char *name = path + name_off;
-	size_t i = 0;
-	while (name[i] == '.')
-		i++;
-	const char *dot = memrchr(name + i, '.', path_len - name_off - i);
-	return dot ? (size_t)(dot + 1 - path) : path_len;
-}
-
 /* Fills rec's type and metadata from the statx data x. */
 static void meta_of(struct fidx_record *rec, const struct statx *x)
 {
@@ -117,7 +106,7 @@ static struct fidx_record *record_of(const struct fidx_walk_entry *e)
 	memcpy(rec->path, e->path, e->path_len + 1);
 	rec->path_len = e->path_len;
 	rec->name_off = e->name_off;
-	rec->ext_off = ext_offset(rec->path, e->name_off, e->path_len);
+	rec->ext_off = fidx_ext_offset(rec->path, e->name_off, e->path_len);
 	rec->root_index = e->root_index;
 	if (e->stx)
 		meta_of(rec, e->stx);

@@ -588,7 +588,8 @@ static struct fidx_store *pg_open(const char *target, enum fidx_store_mode mode,
 			  version, FIDX_SCHEMA_VERSION);
 		goto fail;
 	}
-	st->has_schema = version > 0;
+	/* A schema of an earlier version is brought up to this one by the first write. */
+	st->has_schema = version == FIDX_SCHEMA_VERSION;
 	st->base.version = version ? version : FIDX_SCHEMA_VERSION;
 	if (mode == FIDX_STORE_READ) {
 		if (!version) {
@@ -629,6 +630,16 @@ static const char *const *pg_files(const struct fidx_store *base)
 	return none;
 }
 
+/* Version 5 to 6: the image columns (row.h), as the SQLite store's step 6 adds them. */
+#define FN_TIME(t) "ADD COLUMN " t "_ns bigint,"
+#define FN_TIME_REST(t) "ADD COLUMN " t "_sec bigint, ADD COLUMN " t "_nsec bigint"
+#define SCHEMA_V6_SQL \
+	"ALTER TABLE fidx.file ADD COLUMN state bytea, ADD COLUMN stream bytea," \
+	FN_TIME("fn_atime") FN_TIME("fn_mtime") FN_TIME("fn_ctime") FN_TIME("fn_btime") \
+	FN_TIME_REST("fn_atime") "," FN_TIME_REST("fn_mtime") "," \
+	FN_TIME_REST("fn_ctime") "," FN_TIME_REST("fn_btime") ";" \
+	"UPDATE fidx.meta SET value = '6' WHERE key = 'version'"
+
 int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 {
 	struct pg_params p = {0};
@@ -637,12 +648,14 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	if (pg_run(st, "SELECT pg_catalog.pg_advisory_xact_lock($1)", &p, "write", err) < 0 ||
 	    read_version(st, &version, err) < 0)
 		return -1;
-	if (version) {
+	if (version == FIDX_SCHEMA_VERSION) {
 		st->has_schema = true;
 		return 0;
 	}
-	/* Simple-query protocol: several statements in one string, none with values. */
-	PGresult *res = PQexec(st->conn, fidx_pg_schema_sql);
+	/* Simple-query protocol: several statements in one string, none with values.  A
+	 * schema of version 5 (the first on PostgreSQL) gets the columns of 6, which its
+	 * owner alone may add (fidx-pg-setup, or a first scan by the owner). */
+	PGresult *res = PQexec(st->conn, version ? SCHEMA_V6_SQL : fidx_pg_schema_sql);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		char line[1024];
 		pg_fail(st, err, "make the schema fidx in", res ? pg_first_line(

@@ -35,8 +35,9 @@ struct pg_reader {
 	struct fidx_row row;            /* the row read last */
 };
 
-/* The select list of the reader's columns into buf (f the file table, d file_digest). */
-static const char *select_list(struct pg_reader *rd, char *buf, size_t size)
+/* The select list of the reader's columns into buf (f the file table, d file_digest), of a
+ * database of schema version. */
+static const char *select_list(struct pg_reader *rd, int version, char *buf, size_t size)
 {
 	size_t len = (size_t)snprintf(buf, size, "f.id, f.scan_id");
 	rd->later = false;
@@ -44,7 +45,11 @@ static const char *select_list(struct pg_reader *rd, char *buf, size_t size)
 		if (!(rd->columns & FIDX_COLUMN(c)))
 			continue;
 		const char *name = fidx_columns[c].name;
-		if (fidx_columns[c].kind == FIDX_KIND_TIME)
+		bool image = c >= FIDX_COL_STATE && c < FIDX_NFILE_COLUMNS;
+		if (image && version < 6)
+			len += (size_t)snprintf(buf + len, size - len, fidx_columns[c].kind ==
+						FIDX_KIND_TIME ? ", NULL, NULL, NULL" : ", NULL");
+		else if (fidx_columns[c].kind == FIDX_KIND_TIME)
 			len += (size_t)snprintf(buf + len, size - len, ", f.%s_ns, f.%s_sec, f.%s_nsec",
 						name, name, name);
 		else if (c >= FIDX_NFILE_COLUMNS) {
@@ -223,7 +228,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 	it->rd = (struct pg_reader){.columns = q->columns | FIDX_COLUMN(FIDX_COL_ID) |
 				 FIDX_COLUMN(FIDX_COL_SCAN_ID), .scans = q->scans,
 				 .roots = q->roots, .nscans = q->nscans};
-	select_list(&it->rd, cols, sizeof(cols));
+	select_list(&it->rd, st->base.version, cols, sizeof(cols));
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.scan_id = ANY($1::bigint[])",
 				      cols, from_clause(&it->rd));
 	pg_param_text(&p, it->ids);
@@ -373,7 +378,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 	char *ids = id_array(rd->scans, rd->nscans);
 	if (!ids)
 		return fidx_fail_nomem(err);
-	select_list(rd, cols, sizeof(cols));
+	select_list(rd, st->base.version, cols, sizeof(cols));
 	snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.id = $1 AND f.scan_id = ANY($2::bigint[])",
 		 cols, from_clause(rd));
 	pg_param_int(&p, id);

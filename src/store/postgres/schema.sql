@@ -101,6 +101,20 @@ CREATE TABLE fidx.file (
 	ctime_nsec bigint,
 	btime_sec bigint,
 	btime_nsec bigint,
+	state bytea,
+	stream bytea,
+	fn_atime_ns bigint,
+	fn_mtime_ns bigint,
+	fn_ctime_ns bigint,
+	fn_btime_ns bigint,
+	fn_atime_sec bigint,
+	fn_atime_nsec bigint,
+	fn_mtime_sec bigint,
+	fn_mtime_nsec bigint,
+	fn_ctime_sec bigint,
+	fn_ctime_nsec bigint,
+	fn_btime_sec bigint,
+	fn_btime_nsec bigint,
 	host_id bigint NOT NULL,
 	origin_id bigint,
 	-- A scan's rows in id order (its seal's order) without a sort; ids are unique
@@ -240,4 +254,4 @@ BEGIN
 END
 $$;
 
-INSERT INTO fidx.meta VALUES ('version', '5');
+INSERT INTO fidx.meta VALUES ('version', '6');

@@ -142,12 +142,17 @@ int sqlite_rows_scope(struct sqlite_rows *r, const int64_t *scans, const char *c
 
 const char *sqlite_rows_select(const struct sqlite_rows *r, char *buf, size_t size)
 {
-	/* Columns a version added are NULL before it (3: digests_from, 4: T_sec, T_nsec). */
-	bool v4 = r->st->base.version >= 4;
+	/* Columns a version added are NULL before it (3: digests_from, 4: T_sec, T_nsec,
+	 * 6: the image columns). */
+	bool v4 = r->st->base.version >= 4, v6 = r->st->base.version >= 6;
 	size_t len = (size_t)snprintf(buf, size, "f.id, f.scan_id");
 	for (size_t i = 0; i < r->ncols && len < size; i++) {
 		const struct reader_col *k = &r->cols[i];
-		if (k->time && v4)
+		bool image = k->c >= FIDX_COL_STATE && (int)k->c < FIDX_NFILE_COLUMNS;
+		if (image && !v6)
+			len += (size_t)snprintf(buf + len, size - len, k->time ? ", NULL, NULL, NULL"
+							: ", NULL");
+		else if (k->time && v4)
 			len += (size_t)snprintf(buf + len, size - len, ", f.%s_ns, f.%s_sec, f.%s_nsec",
 						k->name, k->name, k->name);
 		else if (k->time)
@@ -724,7 +729,7 @@ static const char *const scan_names[FIDX_NSCAN_COLUMNS] = {
 
 /* The columns after the scan columns: the options read out of scan.options; then how many. */
 enum { OPT_HASH = FIDX_NSCAN_COLUMNS, OPT_XDEV, OPT_FOLLOW, OPT_STAT, OPT_EXCLUDE,
-       OPT_DATABASE, SCAN_SELECTED };
+       OPT_DATABASE, OPT_IMAGE, SCAN_SELECTED };
 
 /*
  * Reads the scan row s is on into *row, with its damage told.  Returns 0,
@@ -769,6 +774,7 @@ static int read_scan(sqlite3_stmt *s, struct fidx_scan_row *row, struct fidx_err
 			: sqlite3_column_int(s, OPT_STAT) != 0;
 	ok &= take_text(s, OPT_EXCLUDE, &row->opt_exclude, false, type[OPT_EXCLUDE]);
 	ok &= take_text(s, OPT_DATABASE, &row->opt_database, false, type[OPT_DATABASE]);
+	row->opt_image = sqlite3_column_int(s, OPT_IMAGE) != 0;
 	if (!ok) {
 		fidx_scan_row_free(row);
 		return fidx_fail_nomem(err);
@@ -795,9 +801,11 @@ int sqlite_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", c ? "," : "",
 					there ? scan_names[c] : "NULL");
 	}
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s, %s, %s, %s, %s, %s FROM scan",
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s, %s, %s, %s, %s, %s,"
+				" coalesce(%s = 'object', 0) FROM scan",
 				OPTION("$.hash"), OPTION("$.xdev"), OPTION("$.follow"),
-				OPTION("$.stat"), OPTION("$.exclude"), OPTION("$.database"));
+				OPTION("$.stat"), OPTION("$.exclude"), OPTION("$.database"),
+				"CASE WHEN json_valid(options) THEN json_type(options, '$.image') END");
 	if (f->id)
 		wlen += (size_t)snprintf(where + wlen, sizeof(where) - wlen, " AND id = ?1");
 	if (f->root)

@@ -303,6 +303,25 @@ const char fidx_schema_sql[] =
 	"CREATE UNIQUE INDEX scan_uuid ON scan (uuid);\n"
 
 /*
+ * Version 6: what a forensic read of a disk image knows (row.h's
+ * FIDX_IMAGE_COLUMNS; NULL in a walk's rows): the allocation state, an
+ * alternate data stream's name, and NTFS's $FILE_NAME times, each as T_ns
+ * or beyond its range T_sec, T_nsec (dbtime.h), as the other four times.
+ */
+#define FN_TIME_COLUMNS(t) \
+	"ALTER TABLE file ADD COLUMN " t "_sec INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN " t "_nsec INTEGER;\n"
+#define SCHEMA_V6_SQL \
+	"ALTER TABLE file ADD COLUMN state TEXT;\n" \
+	"ALTER TABLE file ADD COLUMN stream TEXT;\n" \
+	"ALTER TABLE file ADD COLUMN fn_atime_ns INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN fn_mtime_ns INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN fn_ctime_ns INTEGER;\n" \
+	"ALTER TABLE file ADD COLUMN fn_btime_ns INTEGER;\n" \
+	FN_TIME_COLUMNS("fn_atime") FN_TIME_COLUMNS("fn_mtime") \
+	FN_TIME_COLUMNS("fn_ctime") FN_TIME_COLUMNS("fn_btime")
+
+/*
  * fidx_schema_migrations[v - 1] takes a database from version v to v + 1.  A
  * new database gets fidx_schema_sql and then every step, so that each addition is
  * written once and a new database equals a migrated one.  Steps only add
@@ -318,6 +337,8 @@ const char *const fidx_schema_migrations[FIDX_SCHEMA_VERSION - 1] = {
 	SCHEMA_V4_SQL,
 	/* 4 -> 5 */
 	SCHEMA_V5_SQL,
+	/* 5 -> 6 */
+	SCHEMA_V6_SQL,
 };
 
 char *fidx_schema_table_columns(sqlite3 *db, const char *name)

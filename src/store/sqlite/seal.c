@@ -98,16 +98,16 @@ static int row_fields(sqlite3_stmt *s, const struct fidx_seal_column *cols, size
 }
 
 /*
- * Writes "SELECT <cols>" and rest into buf; without v4 (a database before
- * schema 4), the columns from always on are NULL.
+ * Writes "SELECT <cols>" and rest into buf; a column that is not there[i]
+ * (a database of a schema before the one that added it) is NULL.
  */
-static void select_sql(bool v4, char *buf, size_t size, const struct fidx_seal_column *cols,
-		       size_t n, size_t always, const char *rest)
+static void select_sql(const bool *there, char *buf, size_t size,
+		       const struct fidx_seal_column *cols, size_t n, const char *rest)
 {
 	size_t len = (size_t)snprintf(buf, size, "SELECT");
 	for (size_t i = 0; i < n && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s %s", i ? "," : "",
-					i < always || v4 ? cols[i].name : "NULL");
+					there[i] ? cols[i].name : "NULL");
 	if (len < size)
 		snprintf(buf + len, size - len, "%s", rest);
 }
@@ -123,23 +123,36 @@ static int prepare(struct sqlite_store *st, int64_t scan_id, const char *sql, sq
 }
 
 /*
- * Whether the tables have the columns of schema 4 (the file table's
- * atime_sec): what the lines are read with, whatever user_version says (a
- * database of an earlier schema is read as it is, its missing columns NULL).
- * Returns 1, 0, or -1 with err set.
+ * Sets there[i] to whether table has column cols[i].name, for every column
+ * from always on (those before are in every schema): what the lines are read
+ * with, whatever user_version says (a database of an earlier schema is read
+ * as it is, its missing columns NULL).  Returns 0, or -1 with err set.
  */
-static int has_v4_columns(struct sqlite_store *st, int64_t scan_id, struct fidx_error *err)
+static int present_columns(struct sqlite_store *st, int64_t scan_id, const char *table,
+			   const struct fidx_seal_column *cols, size_t n, size_t always,
+			   bool *there, struct fidx_error *err)
 {
 	sqlite3_stmt *s;
-	if (prepare(st, scan_id, "SELECT 1 FROM pragma_table_info('file') WHERE name = 'atime_sec'",
-		    &s, err) < 0)
+	if (prepare(st, scan_id, "SELECT 1 FROM pragma_table_info(?2) WHERE name = ?3", &s,
+		    err) < 0)
 		return -1;
-	int rc = sqlite3_step(s);
+	sqlite3_bind_text(s, 2, table, -1, SQLITE_STATIC);
+	for (size_t i = 0; i < n; i++) {
+		there[i] = true;
+		if (i < always)
+			continue;
+		sqlite3_bind_text(s, 3, cols[i].name, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		/* A failed step (out of memory) is not an older schema: that would seal other lines. */
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			return scan_fail(st, scan_id, "read", err);
+		}
+		there[i] = rc == SQLITE_ROW;
+	}
 	sqlite3_finalize(s);
-	/* A failed step (out of memory) is not an older schema: that would seal other lines. */
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return scan_fail(st, scan_id, "read", err);
-	return rc == SQLITE_ROW;
+	return 0;
 }
 
 /*
@@ -151,12 +164,12 @@ static int scan_row(struct sqlite_store *st, int64_t scan_id, const char *extra,
 		    sqlite3_stmt **s, struct fidx_error *err)
 {
 	char sql[1024], rest[256];
-	int v4 = has_v4_columns(st, scan_id, err);
-	if (v4 < 0)
+	bool there[FIDX_SEAL_SCAN_FIELDS];
+	if (present_columns(st, scan_id, "scan", fidx_seal_scan_columns, FIDX_SEAL_SCAN_FIELDS,
+			    FIDX_SEAL_SCAN_ALWAYS, there, err) < 0)
 		return -1;
 	snprintf(rest, sizeof(rest), "%s FROM scan WHERE id = ?1", extra);
-	select_sql(v4, sql, sizeof(sql), fidx_seal_scan_columns,
-		   FIDX_SEAL_SCAN_FIELDS, FIDX_SEAL_SCAN_ALWAYS, rest);
+	select_sql(there, sql, sizeof(sql), fidx_seal_scan_columns, FIDX_SEAL_SCAN_FIELDS, rest);
 	if (prepare(st, scan_id, sql, s, err) < 0)
 		return -1;
 	int rc = sqlite3_step(*s);
@@ -178,7 +191,7 @@ static int file_rows(struct sqlite_store *st, int64_t scan_id, const char *extra
 		     sqlite3_stmt **s, int64_t *lo, int64_t *hi, struct fidx_error *err)
 {
 	sqlite3_stmt *range;
-	char sql[2048], rest[512];
+	char sql[4096], rest[512];
 
 	if (prepare(st, scan_id, "SELECT min(id), max(id) FROM file WHERE scan_id = ?1", &range,
 		    err) < 0)
@@ -193,13 +206,13 @@ static int file_rows(struct sqlite_store *st, int64_t scan_id, const char *extra
 	*hi = none ? -1 : sqlite3_column_int64(range, 1);
 	sqlite3_finalize(range);
 
-	int v4 = has_v4_columns(st, scan_id, err);
-	if (v4 < 0)
+	bool there[FIDX_SEAL_FILE_FIELDS];
+	if (present_columns(st, scan_id, "file", fidx_seal_file_columns, FIDX_SEAL_FILE_FIELDS,
+			    FIDX_SEAL_FILE_ALWAYS, there, err) < 0)
 		return -1;
 	snprintf(rest, sizeof(rest), "%s FROM file NOT INDEXED"
 		 " WHERE id BETWEEN ?2 AND ?3 AND scan_id = ?1 ORDER BY id", extra);
-	select_sql(v4, sql, sizeof(sql), fidx_seal_file_columns,
-		   FIDX_SEAL_FILE_FIELDS, FIDX_SEAL_FILE_ALWAYS, rest);
+	select_sql(there, sql, sizeof(sql), fidx_seal_file_columns, FIDX_SEAL_FILE_FIELDS, rest);
 	if (prepare(st, scan_id, sql, s, err) < 0)
 		return -1;
 	sqlite3_bind_int64(*s, 2, *lo);

@@ -95,7 +95,7 @@ static int seal_fail(struct sqlite_store *st, struct fidx_error *err)
 int sqlite_write_setup(struct sqlite_store *st, struct fidx_error *err)
 {
 	/* Every column of file but id, in table order: parameter i is field i of the seal line. */
-	char sql[1024];
+	char sql[2048];
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO file (");
 	for (size_t i = 1; i < FIDX_SEAL_FILE_FIELDS; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s%s", i > 1 ? ", " : "",
@@ -241,7 +241,7 @@ static int bind_fields(sqlite3_stmt *s, const struct fidx_seal_field *f)
 			break;
 		case FIDX_SEAL_BYTES:
 			/* Digests are BLOBs; every other value of a row is TEXT (docs/SCHEMA.md). */
-			if (fidx_columns[i].kind == FIDX_KIND_DIGEST)
+			if (i < FIDX_SEAL_FILE_ALWAYS && fidx_columns[i].kind == FIDX_KIND_DIGEST)
 				rc |= sqlite3_bind_blob64(s, i, f[i].p, f[i].n, SQLITE_STATIC);
 			else
 				rc |= sqlite3_bind_text64(s, i, f[i].p, f[i].n, SQLITE_STATIC,

@@ -392,8 +392,9 @@ struct scan_args {
 	const char *db, *hash;
 	unsigned jobs;
 	bool xdev, follow, no_stat, quiet, force_progress, drop_cache, rehash, resume;
-	bool list_errors, interactive, version;
+	bool list_errors, interactive, version, image;
 	const char *spool;       /* --spool FILE */
+	const char *image_hash;  /* --image-hash LIST */
 	enum fidx_io_mode io;
 	const char **excludes;   /* NULL-terminated */
 	size_t nexcludes;
@@ -423,6 +424,16 @@ static int parse_args(int argc, char **argv, struct scan_args *a)
 			      " order, hashed in parallel) or auto (default: hdd when a PATH is on a"
 			      " rotational disk, as /sys/block tells; a virtio disk cannot tell and"
 			      " counts as ssd)"),
+		FIDX_OPT_FLAG(0, "image", &a->image,
+			      "each PATH is a disk image (raw, split raw by its first piece, E01, or"
+			      " what else The Sleuth Kit opens) or a block device: record what its"
+			      " partitions' file systems hold, deleted and orphan entries and NTFS"
+			      " streams included, read-only, under PATH/pN/... (PATH/fs/... without a"
+			      " partition table)"),
+		FIDX_OPT_STRING(0, "image-hash", "LIST",  &a->image_hash,
+				"with --image, the digests of each image's own data, in PATH's row"
+				" (default: those of --hash; none to skip the read); an E01's stored"
+				" MD5 and SHA-1 are then checked"),
 		FIDX_OPT_FLAG(0, "drop-cache", &a->drop_cache,
 			      "drop each file's pages from the page cache once hashed, so that a scan"
 			      " of a huge disk does not evict everything else"),
@@ -470,6 +481,8 @@ struct scan_job {
 	char *shown;               /* the database as the store names it (no password) */
 	const char *hash;          /* the --hash list in force */
 	unsigned digests, jobs;
+	unsigned image_digests;    /* --image: the digests of each image's own data */
+	char **root_options;       /* --image: each root's options, with what the image is */
 	enum fidx_io_mode io;
 	bool xdev, follow, no_stat, show_progress;
 	char **roots;              /* absolute, each once */
@@ -509,6 +522,24 @@ static int settle(struct scan_job *j, int first, int argc)
 	if (a->resume && (shape_given || a->interactive)) {
 		fidx_error("--resume continues a scan with the options it was made with: drop %s",
 			   a->interactive ? "-i" : "--hash, --xdev, --follow, --no-stat and --exclude");
+		return -1;
+	}
+	if (a->image && (a->xdev || a->follow || a->no_stat || a->nexcludes || a->resume ||
+			 a->interactive || a->drop_cache)) {
+		fidx_error("--image reads disk images whole: drop %s",
+			   a->resume ? "--resume (scan the image again)"
+			   : a->interactive ? "-i"
+			   : "--xdev, --follow, --no-stat, --exclude and --drop-cache");
+		return -1;
+	}
+	j->image_digests = j->digests;
+	if (a->image_hash && (!a->image ||
+			      fidx_digest_list_parse(a->image_hash, &j->image_digests) < 0)) {
+		if (!a->image)
+			fidx_error("--image-hash goes with --image");
+		else
+			fidx_error("invalid --image-hash '%s': expected md5, sha1, sha256, sha512,"
+				   " xxh128 (comma-separated) or none", fidx_quote(a->image_hash));
 		return -1;
 	}
 	if (a->resume && a->spool) {
@@ -555,7 +586,8 @@ static int take_roots(struct scan_job *j, int argc, char **argv, int first)
 	if (j->a.resume && first == argc && newest_root(j->db, j->origin, &j->resume_root) < 0)
 		return -1;
 	size_t given = j->a.interactive || j->resume_root ? 1 : (size_t)(argc - first);
-	if (!(j->roots = calloc(given, sizeof(*j->roots)))) {
+	if (!(j->roots = calloc(given, sizeof(*j->roots))) ||
+	    !(j->root_options = calloc(given, sizeof(*j->root_options)))) {
 		fidx_error("out of memory");
 		return -1;
 	}
@@ -577,6 +609,18 @@ static int take_roots(struct scan_job *j, int argc, char **argv, int first)
 			free(j->roots[--j->nroots]);
 			continue;
 		}
+		const char *root = j->roots[j->nroots - 1];
+		if (j->a.image) {
+			struct fidx_error err;
+			if (!(j->root_options[j->nroots - 1] = fidx_image_describe(root, &err))) {
+				fidx_error("%s", err.msg);
+				return -1;
+			}
+			continue;
+		}
+		if (!S_ISDIR(sb.st_mode) && fidx_image_probe(root))
+			fidx_warn("'%s' looks like a disk image: it is recorded as one file; fidx scan"
+				  " --image reads the file systems inside it", fidx_quote(root));
 		/* A device that cannot be told (tmpfs, NFS, virtio...) is taken not to spin. */
 		if (j->io == FIDX_IO_AUTO) {
 			int rot = fidx_dev_rotational(sb.st_dev);
@@ -659,14 +703,30 @@ static int run_scan(struct scan_job *j, struct fidx_store *st, const struct plan
 			.excludes = (const char *const *)plan->shape.excludes,
 		};
 	}
+	/* An image's scan says what the image is: its options end with "image": {...}. */
+	for (size_t r = 0; j->a.image && r < j->nroots; r++) {
+		char *full = NULL;
+		if (asprintf(&full, "%.*s,\"image\":%s}", (int)strlen(json) - 1, json,
+			     j->root_options[r]) < 0) {
+			fidx_error("out of memory");
+			goto out;
+		}
+		free(j->root_options[r]);
+		j->root_options[r] = full;
+	}
 	fidx_catch_signals();
-	if (!(src = fidx_walk_source_new(&walk, &err))) {
+	struct fidx_image_source_opts image = {
+		.digests = j->digests, .image_digests = j->image_digests, .workers = j->jobs,
+	};
+	src = j->a.image ? fidx_image_source_new(&image, &err) : fidx_walk_source_new(&walk, &err);
+	if (!src) {
 		fidx_error("%s", err.msg);
 		goto out;
 	}
 	struct fidx_scan_opts opts = {
 		.digests = j->digests, .jobs = j->jobs, .io = j->io, .drop_cache = j->a.drop_cache,
 		.counters = j->show_progress ? &counters : NULL, .options_json = json,
+		.root_options = j->a.image ? (const char *const *)j->root_options : NULL,
 		.on_error = j->error_list ? list_error : NULL, .on_error_arg = j->error_list,
 		.cancel = &fidx_interrupted, .reuse = plan->reuse, .base_scan_ids = plan->base_ids,
 		.resume_ids = plan->resume_ids,
@@ -792,8 +852,8 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 	if (!(st = fidx_store_open(j.db, FIDX_STORE_WRITE, NULL, &err)) &&
 	    !(st = open_spool(&j, &err)))
 		goto out;
-	if (make_plan(st, j.db, j.roots, j.nroots, j.a.resume, j.a.rehash, j.digests, j.error_list,
-		      &plan) < 0 ||
+	if (make_plan(st, j.db, j.roots, j.nroots, j.a.resume, j.a.rehash || j.a.image, j.digests,
+		      j.error_list, &plan) < 0 ||
 	    run_scan(&j, st, &plan, &result) < 0)
 		goto out;
 	int closed = fidx_store_close(st, &err);
@@ -807,9 +867,12 @@ out:
 	fidx_store_close(st, NULL);
 	if (j.error_list)
 		fclose(j.error_list);
-	for (size_t i = 0; i < j.nroots; i++)
+	for (size_t i = 0; i < j.nroots; i++) {
 		free(j.roots[i]);
+		free(j.root_options[i]);
+	}
 	free(j.roots);
+	free(j.root_options);
 	free(j.a.excludes);
 	free(j.choice.root);
 	free(j.shown);

@@ -1,0 +1,1021 @@
+/*
+ * source_image.c - disk images (and block devices) as a source of records
+ * (source.h), read with The Sleuth Kit: never mounted, opened read-only.
+ *
+ * Each root is an image: raw (one file, or a split set given by its first
+ * piece), E01 (through libewf), whatever else the installed libtsk opens,
+ * or a block device.  What it holds is recorded under the image's path:
+ *
+ *     IMAGE               the image itself: its file's metadata, the digests of
+ *                         the media it holds (--image-hash; for raw the file's
+ *                         bytes, for E01 the disk's), an error when an E01's
+ *                         stored MD5 does not match them
+ *     IMAGE/pN            the root directory of the file system of the Nth
+ *                         allocated partition of its volume system (MBR, GPT...,
+ *                         numbered as mmls lists them, from 1); a partition TSK
+ *                         finds no file system in is a row with that error
+ *     IMAGE/fs            ... of the file system of an image without a partition
+ *                         table
+ *     IMAGE/pN/a/b        an entry, by the path TSK gives it (fls -p)
+ *     IMAGE/pN/a/b:s      an NTFS alternate data stream s of a/b, a row of its own
+ *
+ * Every name TSK walks is recorded (tsk_fs_dir_walk with allocated and
+ * unallocated names, and TSK's $OrphanFiles), each with its state (row.h):
+ * allocated; deleted (an unallocated name); reallocated (an unallocated name
+ * whose metadata entry now holds another file: its metadata and content are
+ * that file's, so neither is recorded); orphan (a metadata entry no name
+ * points to, under $OrphanFiles); virtual (what TSK makes up: $OrphanFiles,
+ * $MBR, $FAT1...).  A row's inode is the metadata address (inode, MFT entry),
+ * its device the partition's number (0 for IMAGE/fs), its times TSK's (NTFS:
+ * $STANDARD_INFORMATION; the $FILE_NAME set in the fn_* columns).  A time TSK
+ * reports as 0 (a file system that keeps none, FAT's change time) is 0.
+ *
+ * Threads.  The walk is one thread (TSK walks a file system in one); each
+ * entry becomes a record, handed to the sink at once, except regular files
+ * and streams, whose content is read and hashed by `workers` threads, each
+ * with its own handles on the image and its file systems (TSK serialises the
+ * reads of one handle behind its cache lock; docs/BENCHMARKS.md measures
+ * both).  A record hashed here carries its digests (or the error that kept
+ * them from it) and no_read, so the pipeline never looks for its path.  The
+ * image's own digest is read by one more thread, sequentially, while the walk
+ * runs, and its row goes last.
+ *
+ *     walk (1) ──► records ─────────────────────────────────────► sink
+ *        └──────► files ──► queue ──► workers (N, own handles) ──► sink
+ *     image digest (1, own handle) ──► IMAGE's row, last ───────► sink
+ */
+#include "source.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <tsk/libtsk.h>
+#include <libewf.h>
+
+#include "hash.h"
+#include "json.h"
+#include "queue.h"
+
+#define READ_BLOCK (1 << 20) /* bytes read at once from a file in the image, or the image */
+#define QUEUE_FILES 1024     /* files waiting for a worker */
+#define MAX_PARTS 128        /* partitions of one image that are walked */
+#define ORPHANS "$OrphanFiles"
+
+struct image_source {
+	struct fidx_source base;
+	struct fidx_image_source_opts opts;
+};
+
+/* A file system of the image being read: where it starts and what it is. */
+struct part {
+	TSK_OFF_T offset;             /* bytes from the start of the image */
+	TSK_FS_TYPE_ENUM type;        /* as TSK detected it */
+	char name[16];                /* "p1", or "fs" */
+	unsigned number;              /* the device of its rows: N of pN, 0 for fs */
+};
+
+/* One root's read: what the walk, the workers and the digest thread share. */
+struct image_run {
+	const struct image_source *src;
+	const struct fidx_sink *sink;
+	const char *root;             /* the image's path */
+	size_t root_len;
+	size_t root_index;
+	struct part parts[MAX_PARTS]; /* filled before any file of it is queued */
+	size_t nparts;
+	struct fidx_queue *files;     /* struct job, from the walk to the workers */
+};
+
+/* A file (or stream) whose content a worker reads. */
+struct job {
+	struct fidx_record *rec;
+	size_t part;                  /* index in parts[] */
+	TSK_INUM_T addr;              /* its metadata address */
+	bool stream;                  /* read the attribute (type, id), not the default */
+	TSK_FS_ATTR_TYPE_ENUM attr_type;
+	uint16_t attr_id;
+};
+
+/* The walk of one file system. */
+struct walker {
+	struct image_run *run;
+	void *ctx;                    /* the sink's context of the walk's thread */
+	size_t part;
+	TSK_FS_INFO *fs;
+	bool failed;                  /* out of memory: the sink was told */
+};
+
+/* TSK's last error on this thread, on one line. */
+static const char *tsk_why(char *buf, size_t size)
+{
+	const char *e = tsk_error_get();
+	snprintf(buf, size, "%s", e && *e ? e : "unknown error");
+	for (char *p = buf; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	size_t n = strlen(buf);
+	while (n && buf[n - 1] == ' ')
+		buf[--n] = '\0';
+	tsk_error_reset();
+	return buf;
+}
+
+/* Opens the image at path read-only.  NULL with TSK's error set. */
+static TSK_IMG_INFO *open_image(const char *path)
+{
+	return tsk_img_open_utf8_sing(path, TSK_IMG_TYPE_DETECT, 0);
+}
+
+/* A TSK time and its nanoseconds as a fidx time (nanoseconds kept within a second). */
+static struct fidx_time time_of(time_t sec, int64_t nsec)
+{
+	if (nsec < 0 || nsec >= FIDX_NS_PER_S)
+		nsec = 0;
+	return (struct fidx_time){.sec = sec, .nsec = (uint32_t)nsec};
+}
+
+/* The type letter of a TSK entry (its metadata's type, else its name's). */
+static char type_of(const TSK_FS_FILE *f)
+{
+	if (f->meta) {
+		switch (f->meta->type) {
+		case TSK_FS_META_TYPE_REG: case TSK_FS_META_TYPE_VIRT: return 'f';
+		case TSK_FS_META_TYPE_DIR: case TSK_FS_META_TYPE_VIRT_DIR: return 'd';
+		case TSK_FS_META_TYPE_FIFO: return 'p';
+		case TSK_FS_META_TYPE_CHR: return 'c';
+		case TSK_FS_META_TYPE_BLK: return 'b';
+		case TSK_FS_META_TYPE_LNK: return 'l';
+		case TSK_FS_META_TYPE_SOCK: return 's';
+		default: break;
+		}
+	}
+	switch (f->name ? f->name->type : TSK_FS_NAME_TYPE_UNDEF) {
+	case TSK_FS_NAME_TYPE_REG: case TSK_FS_NAME_TYPE_VIRT: return 'f';
+	case TSK_FS_NAME_TYPE_DIR: case TSK_FS_NAME_TYPE_VIRT_DIR: return 'd';
+	case TSK_FS_NAME_TYPE_FIFO: return 'p';
+	case TSK_FS_NAME_TYPE_CHR: return 'c';
+	case TSK_FS_NAME_TYPE_BLK: return 'b';
+	case TSK_FS_NAME_TYPE_LNK: return 'l';
+	case TSK_FS_NAME_TYPE_SOCK: return 's';
+	default: return 0;
+	}
+}
+
+/* The st_mode type bits of type letter t. */
+static uint32_t mode_type(char t)
+{
+	switch (t) {
+	case 'f': return S_IFREG;
+	case 'd': return S_IFDIR;
+	case 'l': return S_IFLNK;
+	case 'p': return S_IFIFO;
+	case 's': return S_IFSOCK;
+	case 'c': return S_IFCHR;
+	case 'b': return S_IFBLK;
+	default: return 0;
+	}
+}
+
+/*
+ * The state of entry f found at parent path dir (row.h): see the top.
+ * Returns a static string.
+ */
+static const char *state_of(const TSK_FS_FILE *f, const char *dir)
+{
+	if (f->meta && (f->meta->type == TSK_FS_META_TYPE_VIRT ||
+			f->meta->type == TSK_FS_META_TYPE_VIRT_DIR))
+		return "virtual";
+	if (strncmp(dir, ORPHANS "/", sizeof(ORPHANS)) == 0)
+		return "orphan";
+	if (f->name && (f->name->flags & TSK_FS_NAME_FLAG_UNALLOC))
+		return f->meta && (f->meta->flags & TSK_FS_META_FLAG_ALLOC) ? "reallocated"
+									    : "deleted";
+	return "allocated";
+}
+
+/*
+ * Makes a record at path (n bytes) for the run, with no metadata.  Returns it,
+ * or NULL (out of memory).
+ */
+static struct fidx_record *record_new(const struct image_run *r, const char *path, size_t n,
+				      const char *state)
+{
+	struct fidx_record *rec = calloc(1, sizeof(*rec));
+	if (!rec || !(rec->path = malloc(n + 1)) ||
+	    (state && !(rec->image = calloc(1, sizeof(*rec->image))))) {
+		fidx_record_free(rec);
+		return NULL;
+	}
+	memcpy(rec->path, path, n);
+	rec->path[n] = '\0';
+	rec->path_len = n;
+	const char *slash = memrchr(rec->path, '/', n);
+	rec->name_off = slash ? (size_t)(slash + 1 - rec->path) : 0;
+	rec->ext_off = fidx_ext_offset(rec->path, rec->name_off, n);
+	rec->root_index = r->root_index;
+	rec->no_read = true;
+	if (state)
+		rec->image->state = state;
+	return rec;
+}
+
+/* Fills rec's metadata from TSK's meta, on partition number dev. */
+static void meta_of(struct fidx_record *rec, const TSK_FS_META *m, unsigned dev, bool ntfs)
+{
+	struct fidx_meta *o = &rec->meta;
+	rec->has_meta = true;
+	o->size = m->size > 0 ? (uint64_t)m->size : 0;
+	o->mode = mode_type(rec->type) | ((uint32_t)m->mode & 07777);
+	o->uid = m->uid;
+	o->gid = m->gid;
+	o->nlink = (uint64_t)m->nlink;
+	o->dev = dev;
+	o->ino = m->addr;
+	o->atime = time_of(m->atime, m->atime_nano);
+	o->mtime = time_of(m->mtime, m->mtime_nano);
+	o->ctime = time_of(m->ctime, m->ctime_nano);
+	o->btime = time_of(m->crtime, m->crtime_nano);
+	o->has_btime = true;
+	if (rec->type == 'l' && m->link && !rec->link_target) {
+		rec->link_len = strlen(m->link);
+		rec->link_target = strdup(m->link);
+	}
+	if (ntfs && rec->image && m->time2.ntfs.fn_id) {
+		const typeof(m->time2.ntfs) *fn = &m->time2.ntfs;
+		rec->image->has_fn_times = true;
+		rec->image->fn_time[0] = time_of(fn->fn_atime, fn->fn_atime_nano);
+		rec->image->fn_time[1] = time_of(fn->fn_mtime, fn->fn_mtime_nano);
+		rec->image->fn_time[2] = time_of(fn->fn_ctime, fn->fn_ctime_nano);
+		rec->image->fn_time[3] = time_of(fn->fn_crtime, fn->fn_crtime_nano);
+	}
+}
+
+/* Whether attribute a is an NTFS alternate data stream (a named $DATA). */
+static bool is_stream(const TSK_FS_ATTR *a)
+{
+	return a->type == TSK_FS_ATTR_TYPE_NTFS_DATA && a->name && *a->name &&
+	       strcmp(a->name, "$Data") != 0;
+}
+
+/* The 512-byte blocks the default attribute of f occupies (0 when resident or unknown). */
+static uint64_t blocks_of(TSK_FS_FILE *f)
+{
+	const TSK_FS_ATTR *a = tsk_fs_file_attr_get(f);
+	tsk_error_reset();
+	return a && (a->flags & TSK_FS_ATTR_NONRES) && a->nrd.allocsize > 0
+		       ? (uint64_t)a->nrd.allocsize / 512 : 0;
+}
+
+/* Hands rec to the sink from the walk.  Returns false when the walk must stop. */
+static bool put_walked(struct walker *w, struct fidx_record *rec)
+{
+	const struct fidx_sink *sink = w->run->sink;
+	return sink->put(w->ctx, rec) == 0 && !sink->stopping(sink->arg);
+}
+
+/* Queues rec's content for a worker.  Returns false when the walk must stop. */
+static bool queue_file(struct walker *w, struct fidx_record *rec, TSK_INUM_T addr,
+		       const TSK_FS_ATTR *stream)
+{
+	struct job *j = malloc(sizeof(*j));
+	if (!j) {
+		fidx_record_free(rec);
+		w->failed = true;
+		w->run->sink->fail(w->run->sink->arg, "out of memory");
+		return false;
+	}
+	*j = (struct job){.rec = rec, .part = w->part, .addr = addr, .stream = stream != NULL,
+			  .attr_type = stream ? stream->type : 0, .attr_id = stream ? stream->id : 0};
+	if (fidx_queue_push(w->run->files, j) < 0) {
+		fidx_record_free(rec);
+		free(j);
+		return false;
+	}
+	return !w->run->sink->stopping(w->run->sink->arg);
+}
+
+/* The full path of name at dir (TSK's, "a/b/" or "") in w's file system; NULL on ENOMEM. */
+static char *path_of(const struct walker *w, const char *dir, const char *name, size_t *n)
+{
+	const struct image_run *r = w->run;
+	const char *pname = r->parts[w->part].name;
+	char *p = NULL;
+	int len = asprintf(&p, "%.*s/%s%s%s%s", (int)r->root_len, r->root, pname, *dir || *name ? "/" : "",
+			   dir, name);
+	if (len < 0)
+		return NULL;
+	*n = (size_t)len;
+	return p;
+}
+
+/*
+ * Records TSK entry f found at dir ("" for the file system's root directory,
+ * recorded as IMAGE/pN) and its streams.  Returns false when the walk must
+ * stop.
+ */
+static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, const char *name)
+{
+	struct image_run *r = w->run;
+	unsigned digests = r->src->opts.digests;
+	size_t n;
+	char *path = path_of(w, dir, name, &n);
+	const char *state = state_of(f, dir);
+	struct fidx_record *rec = path ? record_new(r, path, n, state) : NULL;
+	if (!rec)
+		goto nomem;
+	rec->type = type_of(f);
+	bool ntfs = TSK_FS_TYPE_ISNTFS(w->fs->ftype);
+	bool meta = f->meta && strcmp(state, "reallocated") != 0;
+	if (meta) {
+		meta_of(rec, f->meta, r->parts[w->part].number, ntfs);
+		if (rec->type == 'l' && f->meta->link && !rec->link_target)
+			goto nomem;
+		rec->meta.blocks = blocks_of(f);
+	} else if (f->name && f->name->meta_addr) {
+		/* A reallocated name: only the address it points to is its own. */
+		rec->has_meta = false;
+	}
+	bool content = rec->type == 'f' && meta && digests;
+	/* The streams are read from the file's entry: listed before the file is handed on. */
+	int nattr = meta && ntfs && rec->type == 'f' ? tsk_fs_file_attr_getsize(f) : 0;
+	TSK_INUM_T addr = f->meta ? f->meta->addr : 0;
+	if (!(content ? queue_file(w, rec, addr, NULL) : put_walked(w, rec))) {
+		free(path);
+		return false;
+	}
+	rec = NULL;
+	for (int i = 0; i < nattr; i++) {
+		const TSK_FS_ATTR *a = tsk_fs_file_attr_get_idx(f, i);
+		if (!a || !is_stream(a))
+			continue;
+		size_t sn;
+		char *spath = NULL;
+		if (asprintf(&spath, "%s:%s", path, a->name) < 0)
+			goto nomem;
+		sn = strlen(spath);
+		struct fidx_record *s = record_new(r, spath, sn, state);
+		free(spath);
+		if (!s || !(s->image->stream = strdup(a->name))) {
+			fidx_record_free(s);
+			goto nomem;
+		}
+		s->type = 'f';
+		meta_of(s, f->meta, r->parts[w->part].number, ntfs);
+		s->meta.size = a->size > 0 ? (uint64_t)a->size : 0;
+		s->meta.blocks = (a->flags & TSK_FS_ATTR_NONRES) && a->nrd.allocsize > 0
+					 ? (uint64_t)a->nrd.allocsize / 512 : 0;
+		if (!(digests ? queue_file(w, s, addr, a) : put_walked(w, s))) {
+			free(path);
+			return false;
+		}
+	}
+	tsk_error_reset();
+	free(path);
+	return true;
+nomem:
+	free(path);
+	fidx_record_free(rec);
+	w->failed = true;
+	r->sink->fail(r->sink->arg, "out of memory");
+	return false;
+}
+
+/* tsk_fs_dir_walk's callback: every name but "." and "..". */
+static TSK_WALK_RET_ENUM on_name(TSK_FS_FILE *f, const char *dir, void *arg)
+{
+	struct walker *w = arg;
+	if (!f->name || TSK_FS_ISDOT(f->name->name))
+		return TSK_WALK_CONT;
+	return record_entry(w, f, dir, f->name->name) ? TSK_WALK_CONT : TSK_WALK_STOP;
+}
+
+/*
+ * Records a row at IMAGE/NAME with no metadata and error why (a partition
+ * TSK finds no file system in).  Returns false when the read must stop.
+ */
+static bool record_failed(struct walker *w, const char *name, const char *why)
+{
+	struct image_run *r = w->run;
+	char *path = NULL;
+	int n = asprintf(&path, "%.*s/%s", (int)r->root_len, r->root, name);
+	struct fidx_record *rec = n < 0 ? NULL : record_new(r, path, (size_t)n, "allocated");
+	free(path);
+	if (!rec || (rec->type = 'd', fidx_record_set_error(rec, why, 0) < 0)) {
+		fidx_record_free(rec);
+		w->failed = true;
+		r->sink->fail(r->sink->arg, "out of memory");
+		return false;
+	}
+	return put_walked(w, rec);
+}
+
+/* Walks file system fs, parts[w->part]: its root directory, then every name below. */
+static bool walk_fs(struct walker *w)
+{
+	char why[512];
+	TSK_FS_FILE *root = tsk_fs_file_open_meta(w->fs, NULL, w->fs->root_inum);
+	if (!root) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "cannot read the root directory: %s",
+			 tsk_why(why, sizeof(why)));
+		return record_failed(w, w->run->parts[w->part].name, msg);
+	}
+	bool go = record_entry(w, root, "", "");
+	tsk_fs_file_close(root);
+	if (!go)
+		return false;
+	if (tsk_fs_dir_walk(w->fs, w->fs->root_inum,
+			    TSK_FS_DIR_WALK_FLAG_ALLOC | TSK_FS_DIR_WALK_FLAG_UNALLOC |
+			    TSK_FS_DIR_WALK_FLAG_RECURSE, on_name, w) != 0 &&
+	    !w->failed && !w->run->sink->stopping(w->run->sink->arg)) {
+		/* What could be walked is recorded; the rest is said on a row of its own. */
+		char msg[600];
+		snprintf(msg, sizeof(msg), "cannot read all of the file system: %s",
+			 tsk_why(why, sizeof(why)));
+		char name[40];
+		snprintf(name, sizeof(name), "%s/$Unread", w->run->parts[w->part].name);
+		return record_failed(w, name, msg);
+	}
+	return !w->failed;
+}
+
+/* ---- the workers ---- */
+
+/* A worker's handles on the image and the file systems it read from. */
+struct worker {
+	struct image_run *run;
+	void *ctx;
+	TSK_IMG_INFO *img;
+	TSK_FS_INFO *fs[MAX_PARTS];
+	struct fidx_hasher *hasher;
+	char *buf;
+};
+
+/* Reads the content of j into its record's digests, or sets its error. */
+static void read_job(struct worker *k, struct job *j)
+{
+	char why[512];
+	struct fidx_record *rec = j->rec;
+	const struct part *p = &k->run->parts[j->part];
+	const char *op = "open";
+	TSK_FS_FILE *f = NULL;
+	if (!k->img && !(k->img = open_image(k->run->root)))
+		goto fail;
+	if (!k->fs[j->part] && !(k->fs[j->part] = tsk_fs_open_img(k->img, p->offset, p->type)))
+		goto fail;
+	if (!(f = tsk_fs_file_open_meta(k->fs[j->part], NULL, j->addr)))
+		goto fail;
+	const TSK_FS_ATTR *a = j->stream ? tsk_fs_file_attr_get_id(f, j->attr_id)
+					 : tsk_fs_file_attr_get(f);
+	op = "read";
+	if (!a && rec->meta.size == 0)
+		tsk_error_reset(); /* an empty file may have no data attribute */
+	else if (!a)
+		goto fail;
+	if (fidx_hasher_reset(k->hasher) < 0)
+		goto nomem;
+	for (uint64_t off = 0; a && off < rec->meta.size;) {
+		size_t want = rec->meta.size - off < READ_BLOCK ? rec->meta.size - off : READ_BLOCK;
+		ssize_t got = tsk_fs_attr_read(a, (TSK_OFF_T)off, k->buf, want,
+					       TSK_FS_FILE_READ_FLAG_NONE);
+		if (got <= 0)
+			goto fail;
+		if (fidx_hasher_update(k->hasher, k->buf, (size_t)got) < 0)
+			goto nomem;
+		off += (uint64_t)got;
+		if (k->run->sink->stopping(k->run->sink->arg))
+			break;
+	}
+	if (fidx_hasher_final(k->hasher, rec->digest) < 0)
+		goto nomem;
+	rec->digest_mask = k->run->src->opts.digests;
+	tsk_fs_file_close(f);
+	return;
+fail:
+	tsk_fs_file_close(f);
+	tsk_why(why, sizeof(why));
+	if (fidx_record_set_error(rec, op, 0) == 0) {
+		char *e = NULL;
+		if (asprintf(&e, "%s: %s", op, why) >= 0) {
+			free(rec->error);
+			rec->error = e;
+		}
+	}
+	return;
+nomem:
+	tsk_fs_file_close(f);
+	k->run->sink->fail(k->run->sink->arg, "out of memory");
+}
+
+/* A worker thread: reads and hashes queued files, hands their records to the sink. */
+static void *worker_main(void *arg)
+{
+	struct worker *k = arg;
+	const struct fidx_sink *sink = k->run->sink;
+	k->ctx = sink->thread_start(sink->arg);
+	k->hasher = fidx_hasher_create(k->run->src->opts.digests);
+	k->buf = malloc(READ_BLOCK);
+	bool ready = k->ctx && k->hasher && k->buf;
+	if (!ready)
+		sink->fail(sink->arg, "out of memory");
+	struct job *j;
+	while ((j = fidx_queue_pop(k->run->files))) {
+		struct fidx_record *rec = j->rec;
+		if (ready && !sink->stopping(sink->arg)) {
+			read_job(k, j);
+			if (sink->put(k->ctx, rec) < 0)
+				ready = false;
+		} else {
+			fidx_record_free(rec);
+		}
+		free(j);
+	}
+	for (size_t i = 0; i < MAX_PARTS; i++)
+		if (k->fs[i])
+			tsk_fs_close(k->fs[i]);
+	if (k->img)
+		tsk_img_close(k->img);
+	fidx_hasher_destroy(k->hasher);
+	free(k->buf);
+	if (k->ctx)
+		sink->thread_end(k->ctx, sink->arg);
+	return NULL;
+}
+
+/* ---- the image's own digest ---- */
+
+/* What the digest thread computes. */
+struct image_digest {
+	struct image_run *run;
+	unsigned mask;                /* the digests of the media */
+	uint8_t digest[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
+	char error[600];              /* what kept them from it, or "" */
+	bool nomem;
+};
+
+/* The digest thread: reads the whole media in order through a handle of its own. */
+static void *digest_main(void *arg)
+{
+	struct image_digest *d = arg;
+	char why[512];
+	TSK_IMG_INFO *img = open_image(d->run->root);
+	struct fidx_hasher *h = fidx_hasher_create(d->mask);
+	char *buf = malloc(READ_BLOCK);
+	if (!h || !buf) {
+		d->nomem = true;
+	} else if (!img) {
+		snprintf(d->error, sizeof(d->error), "read: %s", tsk_why(why, sizeof(why)));
+	} else {
+		for (TSK_OFF_T off = 0; off < img->size;) {
+			if (d->run->sink->stopping(d->run->sink->arg)) {
+				snprintf(d->error, sizeof(d->error), "%s", FIDX_ERROR_NOT_HASHED);
+				break;
+			}
+			size_t want = img->size - off < READ_BLOCK ? (size_t)(img->size - off)
+								   : READ_BLOCK;
+			ssize_t got = tsk_img_read(img, off, buf, want);
+			if (got <= 0) {
+				snprintf(d->error, sizeof(d->error), "read at byte %" PRId64 ": %s",
+					 (int64_t)off, got < 0 ? tsk_why(why, sizeof(why))
+							      : "the image ends early");
+				break;
+			}
+			if (fidx_hasher_update(h, buf, (size_t)got) < 0) {
+				d->nomem = true;
+				break;
+			}
+			off += got;
+		}
+		if (!d->error[0] && !d->nomem && fidx_hasher_final(h, d->digest) < 0)
+			d->nomem = true;
+	}
+	if (img)
+		tsk_img_close(img);
+	fidx_hasher_destroy(h);
+	free(buf);
+	return NULL;
+}
+
+/* ---- E01's stored hashes ---- */
+
+/*
+ * Reads the MD5 and SHA-1 an E01 at path stores of its media into md5 and
+ * sha1, setting *has_md5 and *has_sha1.  Returns 0 (nothing stored, or not
+ * an E01: both false), or -1 when the E01 could not be opened.
+ */
+static int ewf_stored(const char *path, uint8_t md5[16], bool *has_md5, uint8_t sha1[20],
+		      bool *has_sha1)
+{
+	*has_md5 = *has_sha1 = false;
+	libewf_error_t *e = NULL;
+	if (libewf_check_file_signature(path, &e) != 1) {
+		libewf_error_free(&e);
+		return 0;
+	}
+	char **names = NULL;
+	int nnames = 0, ret = -1;
+	libewf_handle_t *h = NULL;
+	if (libewf_glob(path, strlen(path), LIBEWF_FORMAT_UNKNOWN, &names, &nnames, &e) == 1 &&
+	    libewf_handle_initialize(&h, &e) == 1 &&
+	    libewf_handle_open(h, names, nnames, LIBEWF_OPEN_READ, &e) == 1) {
+		*has_md5 = libewf_handle_get_md5_hash(h, md5, 16, &e) == 1;
+		*has_sha1 = libewf_handle_get_sha1_hash(h, sha1, 20, &e) == 1;
+		libewf_handle_close(h, &e);
+		ret = 0;
+	}
+	libewf_error_free(&e);
+	if (h)
+		libewf_handle_free(&h, NULL);
+	if (names)
+		libewf_glob_free(names, nnames, NULL);
+	return ret;
+}
+
+/* ---- one image ---- */
+
+/* The image's own row: its file's metadata, the media's digests, what went wrong. */
+static struct fidx_record *image_record(struct image_run *r, const struct image_digest *d,
+					const char *error)
+{
+	struct fidx_record *rec = record_new(r, r->root, r->root_len, NULL);
+	if (!rec)
+		return NULL;
+	struct stat sb;
+	if (stat(r->root, &sb) == 0) {
+		struct fidx_meta *m = &rec->meta;
+		rec->has_meta = true;
+		rec->type = S_ISBLK(sb.st_mode) ? 'b' : 'f';
+		m->size = (uint64_t)sb.st_size;
+		m->blocks = (uint64_t)sb.st_blocks;
+		m->mode = sb.st_mode;
+		m->uid = sb.st_uid;
+		m->gid = sb.st_gid;
+		m->nlink = sb.st_nlink;
+		m->dev = sb.st_dev;
+		m->ino = sb.st_ino;
+		m->atime = time_of(sb.st_atim.tv_sec, sb.st_atim.tv_nsec);
+		m->mtime = time_of(sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+		m->ctime = time_of(sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec);
+	} else {
+		rec->type = 'f';
+		error = error ? error : "stat";
+	}
+	if (d && !d->error[0] && !d->nomem) {
+		memcpy(rec->digest, d->digest, sizeof(rec->digest));
+		rec->digest_mask = d->mask & r->src->opts.image_digests;
+	}
+	const char *why = error ? error : d && d->error[0] ? d->error : NULL;
+	if (why && fidx_record_set_error(rec, why, 0) < 0) {
+		fidx_record_free(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+/*
+ * Finds the file systems of img into r->parts: each allocated partition of
+ * its volume system, or the image as one file system.  A partition without
+ * one is recorded with the error through w.  Returns false when the read
+ * must stop; sets *why when neither a volume system nor a file system was
+ * found.
+ */
+static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t size)
+{
+	struct image_run *r = w->run;
+	char vs_why[256], fs_why[256];
+	TSK_VS_INFO *vs = tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	if (vs) {
+		unsigned n = 0;
+		for (TSK_PNUM_T i = 0; i < vs->part_count; i++) {
+			const TSK_VS_PART_INFO *p = tsk_vs_part_get(vs, i);
+			if (!p || !(p->flags & TSK_VS_PART_FLAG_ALLOC))
+				continue;
+			n++;
+			if (r->nparts == MAX_PARTS)
+				break;
+			struct part *pt = &r->parts[r->nparts];
+			snprintf(pt->name, sizeof(pt->name), "p%u", n);
+			pt->number = n;
+			pt->offset = p->start * vs->block_size + vs->offset;
+			TSK_FS_INFO *fs = tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
+			if (!fs) {
+				char msg[400];
+				snprintf(msg, sizeof(msg), "no file system The Sleuth Kit can read (%s)",
+					 tsk_why(fs_why, sizeof(fs_why)));
+				if (!record_failed(w, pt->name, msg)) {
+					tsk_vs_close(vs);
+					return false;
+				}
+				continue;
+			}
+			pt->type = fs->ftype;
+			tsk_fs_close(fs);
+			r->nparts++;
+		}
+		tsk_vs_close(vs);
+		return true;
+	}
+	tsk_why(vs_why, sizeof(vs_why));
+	TSK_FS_INFO *fs = tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+	if (!fs) {
+		snprintf(why, size, "neither a partition table (%s) nor a file system (%s) The"
+			 " Sleuth Kit can read", vs_why, tsk_why(fs_why, sizeof(fs_why)));
+		return true;
+	}
+	struct part *pt = &r->parts[r->nparts++];
+	snprintf(pt->name, sizeof(pt->name), "fs");
+	pt->offset = 0;
+	pt->type = fs->ftype;
+	pt->number = 0;
+	tsk_fs_close(fs);
+	return true;
+}
+
+/* Reads one image (r->root) into the sink.  Returns 0, or -1 with err set. */
+static int read_image(struct image_run *r, unsigned workers, struct fidx_error *err)
+{
+	const struct fidx_sink *sink = r->sink;
+	struct walker w = {.run = r};
+	char why[512] = "", msg[600] = "";
+	pthread_t *tids = NULL, digest_tid;
+	struct worker *ks = NULL;
+	size_t started = 0;
+	bool digesting = false;
+	int ret = 0;
+
+	uint8_t md5[16], sha1[20];
+	bool has_md5, has_sha1;
+	struct image_digest d = {.run = r, .mask = r->src->opts.image_digests};
+	if (ewf_stored(r->root, md5, &has_md5, sha1, &has_sha1) == 0 && d.mask) {
+		d.mask |= has_md5 ? 1u << FIDX_MD5 : 0;
+		d.mask |= has_sha1 ? 1u << FIDX_SHA1 : 0;
+	}
+	if (!(w.ctx = sink->thread_start(sink->arg)))
+		return fidx_fail_nomem(err);
+	TSK_IMG_INFO *img = open_image(r->root);
+	if (!img) {
+		snprintf(msg, sizeof(msg), "cannot open the image: %s", tsk_why(why, sizeof(why)));
+		goto image_row;
+	}
+	if (d.mask && pthread_create(&digest_tid, NULL, digest_main, &d) == 0)
+		digesting = true;
+	else if (d.mask)
+		snprintf(d.error, sizeof(d.error), "cannot start a thread: %s", strerror(errno));
+	if (!find_parts(&w, img, why, sizeof(why)))
+		goto stop;
+	if (why[0])
+		snprintf(msg, sizeof(msg), "%s", why);
+	if (r->nparts && r->src->opts.digests) {
+		if (!(r->files = fidx_queue_create(QUEUE_FILES, 1)) ||
+		    !(tids = calloc(workers, sizeof(*tids))) ||
+		    !(ks = calloc(workers, sizeof(*ks)))) {
+			sink->fail(sink->arg, "out of memory");
+			goto stop;
+		}
+		for (; started < workers; started++) {
+			ks[started].run = r;
+			if (pthread_create(&tids[started], NULL, worker_main, &ks[started]) != 0)
+				break;
+		}
+		if (!started) {
+			sink->fail(sink->arg, "cannot start a thread");
+			goto stop;
+		}
+	}
+	for (w.part = 0; w.part < r->nparts && !sink->stopping(sink->arg); w.part++) {
+		const struct part *p = &r->parts[w.part];
+		if (!(w.fs = tsk_fs_open_img(img, p->offset, p->type))) {
+			char m[600];
+			snprintf(m, sizeof(m), "cannot open the file system: %s",
+				 tsk_why(why, sizeof(why)));
+			if (!record_failed(&w, p->name, m))
+				break;
+			continue;
+		}
+		bool go = walk_fs(&w);
+		tsk_fs_close(w.fs);
+		w.fs = NULL;
+		if (!go)
+			break;
+	}
+stop:
+	if (r->files)
+		fidx_queue_done(r->files);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	if (r->files) {
+		struct job *j;
+		while ((j = fidx_queue_trypop(r->files))) {
+			fidx_record_free(j->rec);
+			free(j);
+		}
+		fidx_queue_destroy(r->files);
+		r->files = NULL;
+	}
+	free(tids);
+	free(ks);
+	if (digesting)
+		pthread_join(digest_tid, NULL);
+	if (d.nomem)
+		sink->fail(sink->arg, "out of memory");
+	tsk_img_close(img);
+	if (!msg[0] && has_md5 && d.mask && !d.error[0] && !d.nomem &&
+	    memcmp(d.digest[FIDX_MD5], md5, 16) != 0)
+		snprintf(msg, sizeof(msg), "the MD5 the E01 stores does not match its data");
+	else if (!msg[0] && has_sha1 && d.mask && !d.error[0] && !d.nomem &&
+		 memcmp(d.digest[FIDX_SHA1], sha1, 20) != 0)
+		snprintf(msg, sizeof(msg), "the SHA-1 the E01 stores does not match its data");
+image_row:;
+	struct fidx_record *rec = image_record(r, digesting ? &d : NULL, msg[0] ? msg : NULL);
+	if (!rec) {
+		sink->fail(sink->arg, "out of memory");
+		ret = 0;
+	} else if (sink->stopping(sink->arg)) {
+		fidx_record_free(rec);
+	} else {
+		sink->put(w.ctx, rec);
+	}
+	sink->thread_end(w.ctx, sink->arg);
+	return ret;
+}
+
+/* Reads run->roots, one image after the other, into run->sink (source.h). */
+static int image_run(struct fidx_source *base, const struct fidx_source_run *run,
+		     struct fidx_error *err)
+{
+	const struct image_source *src = (const struct image_source *)base;
+	unsigned workers = src->opts.workers ? src->opts.workers : 1;
+	for (size_t i = 0; i < run->nroots && !run->sink->stopping(run->sink->arg); i++) {
+		struct image_run *r = calloc(1, sizeof(*r));
+		if (!r)
+			return fidx_fail_nomem(err);
+		*r = (struct image_run){.src = src, .sink = run->sink, .root = run->roots[i],
+					.root_len = strlen(run->roots[i]), .root_index = i};
+		int rc = read_image(r, workers, err);
+		free(r);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The descriptors a read holds: each worker's image and the digest thread's, a few each. */
+static unsigned long image_fds(const struct fidx_source *base, unsigned threads)
+{
+	const struct image_source *src = (const struct image_source *)base;
+	(void)threads;
+	return 8ul * (src->opts.workers + 2);
+}
+
+static void image_free(struct fidx_source *src)
+{
+	free(src);
+}
+
+static const struct fidx_source_ops image_ops = {
+	.name = "image",
+	.run = image_run,
+	.fds = image_fds,
+	.free = image_free,
+};
+
+struct fidx_source *fidx_image_source_new(const struct fidx_image_source_opts *opts,
+					  struct fidx_error *err)
+{
+	struct image_source *src = calloc(1, sizeof(*src));
+	if (!src) {
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	src->base.ops = &image_ops;
+	src->opts = *opts;
+	return &src->base;
+}
+
+/* ---- what the tool asks before a scan ---- */
+
+/* Writes JSON string s, NULL as null. */
+static void json_or_null(FILE *out, const char *s)
+{
+	if (s)
+		fidx_json_string(out, s);
+	else
+		fputs("null", out);
+}
+
+char *fidx_image_describe(const char *path, struct fidx_error *err)
+{
+	char why[512];
+	TSK_IMG_INFO *img = open_image(path);
+	if (!img) {
+		fidx_fail(err, EMEDIUMTYPE, "cannot open '%s' as a disk image: %s", fidx_quote(path),
+			  tsk_why(why, sizeof(why)));
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&buf, &size);
+	if (!out) {
+		tsk_img_close(img);
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	fputs("{\"format\":", out);
+	json_or_null(out, tsk_img_type_toname(img->itype));
+	fprintf(out, ",\"size\":%" PRId64 ",\"sector_size\":%u,\"pieces\":%d", (int64_t)img->size,
+		img->sector_size, img->num_img);
+	uint8_t md5[16], sha1[20];
+	bool has_md5, has_sha1;
+	if (ewf_stored(path, md5, &has_md5, sha1, &has_sha1) == 0) {
+		if (has_md5) {
+			fputs(",\"stored_md5\":", out);
+			fidx_json_hex(out, md5, sizeof(md5));
+		}
+		if (has_sha1) {
+			fputs(",\"stored_sha1\":", out);
+			fidx_json_hex(out, sha1, sizeof(sha1));
+		}
+	}
+	TSK_VS_INFO *vs = tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	fputs(",\"table\":", out);
+	json_or_null(out, vs ? tsk_vs_type_toname(vs->vstype) : NULL);
+	if (!vs)
+		tsk_error_reset();
+	fputs(",\"partitions\":[", out);
+	unsigned n = 0;
+	for (TSK_PNUM_T i = 0; vs && i < vs->part_count; i++) {
+		const TSK_VS_PART_INFO *p = tsk_vs_part_get(vs, i);
+		if (!p || !(p->flags & TSK_VS_PART_FLAG_ALLOC))
+			continue;
+		TSK_FS_INFO *fs = tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
+		fprintf(out, "%s{\"name\":\"p%u\",\"start\":%" PRIu64 ",\"length\":%" PRIu64
+			",\"description\":", n ? "," : "", n + 1, (uint64_t)p->start, (uint64_t)p->len);
+		n++;
+		json_or_null(out, p->desc);
+		fputs(",\"fs\":", out);
+		json_or_null(out, fs ? tsk_fs_type_toname(fs->ftype) : NULL);
+		fputc('}', out);
+		if (fs)
+			tsk_fs_close(fs);
+		else
+			tsk_error_reset();
+	}
+	fputc(']', out);
+	if (!vs) {
+		TSK_FS_INFO *fs = tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+		fputs(",\"fs\":", out);
+		json_or_null(out, fs ? tsk_fs_type_toname(fs->ftype) : NULL);
+		if (fs)
+			tsk_fs_close(fs);
+		else
+			tsk_error_reset();
+	} else {
+		tsk_vs_close(vs);
+	}
+	fputc('}', out);
+	tsk_img_close(img);
+	if (fclose(out) != 0) {
+		free(buf);
+		fidx_fail_nomem(err);
+		return NULL;
+	}
+	return buf;
+}
+
+bool fidx_image_probe(const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0 || !(S_ISBLK(sb.st_mode) || (S_ISREG(sb.st_mode) &&
+							      sb.st_size >= 512)))
+		return false;
+	if (S_ISBLK(sb.st_mode))
+		return true;
+	TSK_IMG_INFO *img = open_image(path);
+	if (!img) {
+		tsk_error_reset();
+		return false;
+	}
+	/* A raw file is anything: only a partition table or a file system in it says "image". */
+	bool found = img->itype != TSK_IMG_TYPE_RAW;
+	TSK_VS_INFO *vs = found ? NULL : tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	TSK_FS_INFO *fs = found || vs ? NULL : tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+	found = found || vs || fs;
+	if (vs)
+		tsk_vs_close(vs);
+	if (fs)
+		tsk_fs_close(fs);
+	tsk_error_reset();
+	tsk_img_close(img);
+	return found;
+}
+
+const char *fidx_image_library(void)
+{
+	static char text[64];
+	snprintf(text, sizeof(text), "The Sleuth Kit %s", tsk_version_get_str());
+	return text;
+}
