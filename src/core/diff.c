@@ -36,9 +36,9 @@
 /* Attribute names (--ignore) and summary letters, in enum fidx_diff_attr order. */
 static const char *const attr_names[FIDX_DIFF_NATTRS] = {
 	"type", "size", "perm", "owner", "group", "mtime", "ctime", "inode", "nlink",
-	"target", "content", "atime", "btime", "error",
+	"target", "content", "atime", "btime", "error", "state",
 };
-static const char attr_letters[FIDX_DIFF_NATTRS + 1] = "t>pugmcinlHabe";
+static const char attr_letters[FIDX_DIFF_NATTRS + 1] = "t>pugmcinlHabeD";
 
 const char *fidx_diff_attr_name(enum fidx_diff_attr a)
 {
@@ -127,6 +127,7 @@ void fidx_diff_row_of(const struct fidx_row *row, struct fidx_diff_row *r)
 			r->present |= 1u << (FIDX_DIFF_V_ATIME + k);
 	r->target = fidx_row_text(row, FIDX_COL_LINK_TARGET);
 	r->error = fidx_row_text(row, FIDX_COL_ERROR);
+	r->state = fidx_row_text(row, FIDX_COL_STATE);
 	r->dmask = 0;
 	for (int d = 0; d < FIDX_NDIGESTS; d++) {
 		enum fidx_col c = FIDX_COL_MD5 + d;
@@ -230,6 +231,8 @@ static unsigned compare_rows(const struct fidx_diff_row *a, const struct fidx_di
 		c |= 1u << FIDX_DIFF_BTIME;
 	if (!s_eq(a->error, b->error))
 		c |= 1u << FIDX_DIFF_ERROR;
+	if (!s_eq(a->state, b->state))
+		c |= 1u << FIDX_DIFF_STATE;
 	c &= attrs;
 	*grew = 0;
 	if ((c >> FIDX_DIFF_SIZE & 1) && (a->present & b->present) >> FIDX_DIFF_V_SIZE & 1)
@@ -267,6 +270,8 @@ int fidx_diff_row_keep(struct fidx_arena *ar, struct fidx_diff_row *r)
 		return -1;
 	r->key = r->key ? r->path + off : NULL;
 	if (r->target && !(r->target = fidx_arena_copy(ar, r->target, strlen(r->target))))
+		return -1;
+	if (r->state && !(r->state = fidx_arena_copy(ar, r->state, strlen(r->state))))
 		return -1;
 	if (r->error && !(r->error = fidx_arena_copy(ar, r->error, strlen(r->error))))
 		return -1;

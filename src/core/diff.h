@@ -77,6 +77,7 @@ enum fidx_diff_attr {
 	FIDX_DIFF_ATIME,
 	FIDX_DIFF_BTIME,
 	FIDX_DIFF_ERROR,
+	FIDX_DIFF_STATE,      /* a disk image's entry: allocated, deleted... (row.h) */
 	FIDX_DIFF_NATTRS
 };
 
@@ -121,6 +122,7 @@ struct fidx_diff_row {
 	struct fidx_time t[4];                    /* FIDX_DIFF_V_ATIME .. V_BTIME, in that order */
 	const char *target;                       /* link_target, or NULL */
 	const char *error;                        /* error, or NULL */
+	const char *state;                        /* state (an image's entry), or NULL */
 	unsigned dmask;                           /* bit per digest that is not NULL */
 	const unsigned char *digest[FIDX_NDIGESTS];
 	int dlen[FIDX_NDIGESTS];                  /* bytes of each digest */
@@ -132,6 +134,7 @@ struct fidx_diff_row {
 	 FIDX_COLUMN(FIDX_COL_MODE) | FIDX_COLUMN(FIDX_COL_UID) | FIDX_COLUMN(FIDX_COL_GID) |     \
 	 FIDX_COLUMN(FIDX_COL_NLINK) | FIDX_COLUMN(FIDX_COL_DEV) | FIDX_COLUMN(FIDX_COL_INO) |    \
 	 FIDX_TIME_COLUMNS | FIDX_COLUMN(FIDX_COL_LINK_TARGET) | FIDX_COLUMN(FIDX_COL_ERROR) |    \
+	 FIDX_COLUMN(FIDX_COL_STATE) |                                                          \
 	 FIDX_DIGEST_COLUMN(FIDX_MD5) | FIDX_DIGEST_COLUMN(FIDX_SHA1) |                          \
 	 FIDX_DIGEST_COLUMN(FIDX_SHA256) | FIDX_DIGEST_COLUMN(FIDX_SHA512) |                     \
 	 FIDX_DIGEST_COLUMN(FIDX_XXH128))

@@ -78,6 +78,7 @@ enum {
 struct node {
 	uint64_t size, dev, ino;   /* as recorded (its first row) */
 	uint32_t host;             /* its host: an index of the engine's hosts */
+	bool in_image;             /* an entry of a disk image (fidx scan --image): never read */
 	struct fidx_time mtime;    /* as recorded (its first row) */
 	size_t row, nrows;         /* its rows: [row, row + nrows) */
 	char *error;               /* K_FAILED: why ("open: Permission denied", ...) */
@@ -192,6 +193,8 @@ static void node_failed(struct fidx_dupes_engine *e, struct node *n, const char 
 struct lrow {
 	int64_t id;                /* file.id */
 	uint32_t host;             /* its scan's host: an index of the engine's hosts */
+	bool in_image;             /* an entry of a disk image: dev is its scan's and
+				      partition's, and a stream's ino its row's id */
 	struct fidx_time mtime;    /* its mtime */
 	uint64_t size, dev, ino;   /* file.size, file.dev, file.ino */
 	char *path, *link;         /* file.path, file.link_target (or NULL), in the arena */
@@ -223,7 +226,8 @@ struct loaded {
 	 FIDX_COLUMN(FIDX_COL_MTIME) | FIDX_DIGEST_COLUMN(FIDX_SHA256) |                       \
 	 FIDX_DIGEST_COLUMN(FIDX_SHA512) | FIDX_COLUMN(FIDX_COL_EDGE_BLOCK) |                  \
 	 FIDX_COLUMN(FIDX_COL_EDGES) | FIDX_COLUMN(FIDX_COL_LATER_SHA256) |                   \
-	 FIDX_COLUMN(FIDX_COL_TYPE) | FIDX_COLUMN(FIDX_COL_SCAN_ID))
+	 FIDX_COLUMN(FIDX_COL_TYPE) | FIDX_COLUMN(FIDX_COL_SCAN_ID) |                          \
+	 FIDX_COLUMN(FIDX_COL_STATE) | FIDX_COLUMN(FIDX_COL_STREAM))
 
 /* Copies digest column c of row into dst when it is exactly len bytes.  Returns whether it did. */
 static bool take_blob(const struct fidx_row *row, enum fidx_col c, uint8_t *dst, size_t len)
@@ -319,6 +323,14 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, const struct 
 		.ino = fidx_row_u64(row, FIDX_COL_INO), .dig = NO_DIG,
 		.host = host_of(sh, fidx_row_int(row, FIDX_COL_SCAN_ID)),
 	};
+	/* An image's entry: its inode is one of its partition in its scan (two images hold
+	 * the same numbers), a stream a file of its own beside the file it belongs to. */
+	if (fidx_row_has(row, FIDX_COL_STATE)) {
+		r->in_image = true;
+		r->dev = (uint64_t)fidx_row_int(row, FIDX_COL_SCAN_ID) << 32 | (r->dev & 0xffffffff);
+		if (fidx_row_has(row, FIDX_COL_STREAM))
+			r->ino = (uint64_t)r->id | UINT64_C(1) << 63;
+	}
 	if (!path ||
 	    !(r->path = fidx_arena_copy(&e->arena, path, fidx_row_len(row, FIDX_COL_PATH))) ||
 	    (link && !(r->link = fidx_arena_copy(&e->arena, link,
@@ -434,7 +446,7 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 		if (!n || r->host != n->host || r->dev != n->dev || r->ino != n->ino) {
 			n = &e->nodes[e->nnodes++];
 			*n = (struct node){.size = r->size, .dev = r->dev, .ino = r->ino, .host = r->host,
-					   .mtime = r->mtime, .row = e->nrows};
+					   .in_image = r->in_image, .mtime = r->mtime, .row = e->nrows};
 		}
 		if (grow_rows(e) < 0)
 			return -1;
@@ -518,9 +530,12 @@ out:
  */
 static int want(struct fidx_dupes_engine *e, size_t *cap, size_t i)
 {
-	if (!e->readable[e->nodes[i].host]) {
-		node_failed(e, &e->nodes[i], "on another host, with no SHA-256 recorded"
-			    " (scan it with --hash sha256 to compare it)", 0);
+	if (!e->readable[e->nodes[i].host] || e->nodes[i].in_image) {
+		node_failed(e, &e->nodes[i], e->nodes[i].in_image
+			    ? "inside a disk image, with no SHA-256 recorded (scan it with --hash"
+			      " sha256 to compare it)"
+			    : "on another host, with no SHA-256 recorded (scan it with --hash sha256"
+			      " to compare it)", 0);
 		return 0;
 	}
 	if (grow((void **)&e->work, cap, e->nwork + 1, sizeof(*e->work)) < 0)

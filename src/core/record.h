@@ -53,6 +53,8 @@ struct fidx_meta {
 struct fidx_image_meta {
 	const char *state;         /* "allocated", "deleted", "reallocated", "orphan" (static) */
 	char *stream;              /* an alternate data stream's name, or NULL; owned */
+	unsigned no_time;          /* bit k: time k of the metadata (atime, mtime, ctime,
+				      btime) is unknown (TSK's 0): NULL, not the epoch */
 	bool has_fn_times;         /* NTFS: fn_time holds the $FILE_NAME times */
 	struct fidx_time fn_time[4]; /* atime, mtime, ctime, btime of $FILE_NAME */
 };

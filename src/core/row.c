@@ -73,11 +73,11 @@ void fidx_row_of_record(const struct fidx_record *rec, struct fidx_row *row)
 		put_int(row, FIDX_COL_NLINK, (int64_t)m->nlink);
 		put_int(row, FIDX_COL_DEV, (int64_t)m->dev);
 		put_int(row, FIDX_COL_INO, (int64_t)m->ino);
-		put_time(row, FIDX_COL_ATIME, m->atime);
-		put_time(row, FIDX_COL_MTIME, m->mtime);
-		put_time(row, FIDX_COL_CTIME, m->ctime);
-		if (m->has_btime)
-			put_time(row, FIDX_COL_BTIME, m->btime);
+		unsigned unknown = rec->image ? rec->image->no_time : 0;
+		const struct fidx_time times[4] = {m->atime, m->mtime, m->ctime, m->btime};
+		for (int k = 0; k < 4; k++)
+			if (!(unknown >> k & 1) && (k < 3 || m->has_btime))
+				put_time(row, FIDX_COL_ATIME + k, times[k]);
 	}
 	if (rec->link_target)
 		put_bytes(row, FIDX_COL_LINK_TARGET, rec->link_target, rec->link_len);

@@ -76,6 +76,7 @@ struct part {
 	TSK_FS_TYPE_ENUM type;        /* as TSK detected it */
 	char name[16];                /* "p1", or "fs" */
 	unsigned number;              /* the device of its rows: N of pN, 0 for fs */
+	char error[160];              /* what is wrong with it, on its root's row, or "" */
 };
 
 /* One root's read: what the walk, the workers and the digest thread share. */
@@ -109,11 +110,11 @@ struct walker {
 	bool failed;                  /* out of memory: the sink was told */
 };
 
-/* TSK's last error on this thread, on one line. */
+/* TSK's last error on this thread, on one line ("none found" when it gave none). */
 static const char *tsk_why(char *buf, size_t size)
 {
 	const char *e = tsk_error_get();
-	snprintf(buf, size, "%s", e && *e ? e : "unknown error");
+	snprintf(buf, size, "%s", e && *e ? e : "none found");
 	for (char *p = buf; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
@@ -240,12 +241,18 @@ static void meta_of(struct fidx_record *rec, const TSK_FS_META *m, unsigned dev,
 	o->ctime = time_of(m->ctime, m->ctime_nano);
 	o->btime = time_of(m->crtime, m->crtime_nano);
 	o->has_btime = true;
+	/* TSK's 0 is a time the file system does not keep (fls shows 0000-00-00). */
+	const time_t secs[4] = {m->atime, m->mtime, m->ctime, m->crtime};
+	const uint32_t nanos[4] = {m->atime_nano, m->mtime_nano, m->ctime_nano, m->crtime_nano};
+	for (int k = 0; rec->image && k < 4; k++)
+		if (secs[k] == 0 && nanos[k] == 0)
+			rec->image->no_time |= 1u << k;
 	if (rec->type == 'l' && m->link && !rec->link_target) {
 		rec->link_len = strlen(m->link);
 		rec->link_target = strdup(m->link);
 	}
-	if (ntfs && rec->image && m->time2.ntfs.fn_id) {
-		const typeof(m->time2.ntfs) *fn = &m->time2.ntfs;
+	const typeof(m->time2.ntfs) *fn = &m->time2.ntfs;
+	if (ntfs && rec->image && (fn->fn_atime || fn->fn_mtime || fn->fn_ctime || fn->fn_crtime)) {
 		rec->image->has_fn_times = true;
 		rec->image->fn_time[0] = time_of(fn->fn_atime, fn->fn_atime_nano);
 		rec->image->fn_time[1] = time_of(fn->fn_mtime, fn->fn_mtime_nano);
@@ -254,11 +261,18 @@ static void meta_of(struct fidx_record *rec, const TSK_FS_META *m, unsigned dev,
 	}
 }
 
-/* Whether attribute a is an NTFS alternate data stream (a named $DATA). */
+/*
+ * Whether attribute a is recorded as a stream of its file, as fls lists it: a
+ * named $DATA (an alternate data stream), or a named index other than a
+ * directory's ($I30), such as $Secure:$SDH.
+ */
 static bool is_stream(const TSK_FS_ATTR *a)
 {
-	return a->type == TSK_FS_ATTR_TYPE_NTFS_DATA && a->name && *a->name &&
-	       strcmp(a->name, "$Data") != 0;
+	if (!a->name || !*a->name)
+		return false;
+	if (a->type == TSK_FS_ATTR_TYPE_NTFS_DATA)
+		return strcmp(a->name, "$Data") != 0;
+	return a->type == TSK_FS_ATTR_TYPE_NTFS_IDXROOT && strcmp(a->name, "$I30") != 0;
 }
 
 /* The 512-byte blocks the default attribute of f occupies (0 when resident or unknown). */
@@ -339,7 +353,10 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 		/* A reallocated name: only the address it points to is its own. */
 		rec->has_meta = false;
 	}
-	bool content = rec->type == 'f' && meta && digests;
+	const char *note = r->parts[w->part].error;
+	if (!*dir && !*name && *note && fidx_record_set_error(rec, note, 0) < 0)
+		goto nomem;
+	bool content = rec->type == 'f' && meta && digests && !rec->error;
 	/* The streams are read from the file's entry: listed before the file is handed on. */
 	int nattr = meta && ntfs && rec->type == 'f' ? tsk_fs_file_attr_getsize(f) : 0;
 	TSK_INUM_T addr = f->meta ? f->meta->addr : 0;
@@ -455,6 +472,22 @@ struct worker {
 	char *buf;
 };
 
+/* The attribute of f that stream job j reads, as the walk listed it; NULL with TSK's error. */
+static const TSK_FS_ATTR *stream_of(TSK_FS_FILE *f, const struct job *j)
+{
+	int n = tsk_fs_file_attr_getsize(f);
+	for (int i = 0; i < n; i++) {
+		const TSK_FS_ATTR *a = tsk_fs_file_attr_get_idx(f, i);
+		if (a && a->type == j->attr_type && a->id == j->attr_id)
+			return a;
+	}
+	tsk_error_reset();
+	tsk_error_set_errno(TSK_ERR_FS_ATTR_NOTFOUND);
+	tsk_error_set_errstr("the stream's attribute (%d-%d) is gone", (int)j->attr_type,
+			     (int)j->attr_id);
+	return NULL;
+}
+
 /* Reads the content of j into its record's digests, or sets its error. */
 static void read_job(struct worker *k, struct job *j)
 {
@@ -469,8 +502,7 @@ static void read_job(struct worker *k, struct job *j)
 		goto fail;
 	if (!(f = tsk_fs_file_open_meta(k->fs[j->part], NULL, j->addr)))
 		goto fail;
-	const TSK_FS_ATTR *a = j->stream ? tsk_fs_file_attr_get_id(f, j->attr_id)
-					 : tsk_fs_file_attr_get(f);
+	const TSK_FS_ATTR *a = j->stream ? stream_of(f, j) : tsk_fs_file_attr_get(f);
 	op = "read";
 	if (!a && rec->meta.size == 0)
 		tsk_error_reset(); /* an empty file may have no data attribute */
@@ -698,14 +730,20 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 			if (r->nparts == MAX_PARTS)
 				break;
 			struct part *pt = &r->parts[r->nparts];
+			*pt = (struct part){.number = n};
 			snprintf(pt->name, sizeof(pt->name), "p%u", n);
-			pt->number = n;
 			pt->offset = p->start * vs->block_size + vs->offset;
+			TSK_OFF_T end = pt->offset + (TSK_OFF_T)p->len * vs->block_size;
+			if (end > img->size)
+				snprintf(pt->error, sizeof(pt->error), "the partition ends at byte %" PRId64
+					 ", past the end of the image (%" PRId64 " bytes): truncated?",
+					 (int64_t)end, (int64_t)img->size);
 			TSK_FS_INFO *fs = tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
 			if (!fs) {
-				char msg[400];
-				snprintf(msg, sizeof(msg), "no file system The Sleuth Kit can read (%s)",
-					 tsk_why(fs_why, sizeof(fs_why)));
+				char msg[600];
+				snprintf(msg, sizeof(msg), "no file system The Sleuth Kit can read (%s)%s%s",
+					 tsk_why(fs_why, sizeof(fs_why)), *pt->error ? "; " : "",
+					 pt->error);
 				if (!record_failed(w, pt->name, msg)) {
 					tsk_vs_close(vs);
 					return false;
@@ -727,6 +765,7 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 		return true;
 	}
 	struct part *pt = &r->parts[r->nparts++];
+	*pt = (struct part){0};
 	snprintf(pt->name, sizeof(pt->name), "fs");
 	pt->offset = 0;
 	pt->type = fs->ftype;

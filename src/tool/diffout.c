@@ -122,8 +122,10 @@ static void text_value(FILE *out, const struct fidx_diff_row *r, enum fidx_diff_
 			fputs("-", out);
 		break;
 	case FIDX_DIFF_TARGET:
-	case FIDX_DIFF_ERROR: {
-		const char *s = a == FIDX_DIFF_TARGET ? r->target : r->error;
+	case FIDX_DIFF_ERROR:
+	case FIDX_DIFF_STATE: {
+		const char *s = a == FIDX_DIFF_TARGET ? r->target
+				: a == FIDX_DIFF_ERROR ? r->error : r->state;
 		if (s)
 			fprintf(out, "'%s'", fidx_quote(s));
 		else
@@ -182,8 +184,10 @@ static void json_value(FILE *out, const struct fidx_diff_row *r, enum fidx_diff_
 			fputs("null", out);
 		break;
 	case FIDX_DIFF_TARGET:
-	case FIDX_DIFF_ERROR: {
-		const char *s = a == FIDX_DIFF_TARGET ? r->target : r->error;
+	case FIDX_DIFF_ERROR:
+	case FIDX_DIFF_STATE: {
+		const char *s = a == FIDX_DIFF_TARGET ? r->target
+				: a == FIDX_DIFF_ERROR ? r->error : r->state;
 		if (s)
 			fidx_json_string(out, s);
 		else

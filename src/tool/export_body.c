@@ -79,10 +79,13 @@ static void put_time(FILE *out, const struct fidx_row *row, enum fidx_col c)
 		export_put_i64(out, t.sec);
 }
 
-/* Writes the body file's line of one entry. */
-void export_body_row(struct export_ctx *ctx, const struct fidx_row *row)
+/*
+ * Writes one body line of row: its path followed by suffix (" (deleted)",
+ * " ($FILE_NAME)" or ""), its times those of the columns from t0 on (atime,
+ * mtime, ctime, btime, as the body format orders them).
+ */
+static void body_line(FILE *out, const struct fidx_row *row, const char *suffix, enum fidx_col t0)
 {
-	FILE *out = ctx->out;
 	const uint8_t *md5 = fidx_row_digest(row, FIDX_MD5);
 	const char *type = export_text(row, FIDX_COL_TYPE);
 	char t = tsk_letter(type);
@@ -97,6 +100,7 @@ void export_body_row(struct export_ctx *ctx, const struct fidx_row *row)
 		export_puts(out, " -> ");
 		put_field(out, fidx_row_text(row, FIDX_COL_LINK_TARGET));
 	}
+	export_puts(out, suffix);
 	put_num(out, row, FIDX_COL_INO);
 	putc_unlocked('|', out);
 	putc_unlocked(t, out);
@@ -108,9 +112,28 @@ void export_body_row(struct export_ctx *ctx, const struct fidx_row *row)
 	put_num(out, row, FIDX_COL_UID);
 	put_num(out, row, FIDX_COL_GID);
 	put_num(out, row, FIDX_COL_SIZE);
-	put_time(out, row, FIDX_COL_ATIME);
-	put_time(out, row, FIDX_COL_MTIME);
-	put_time(out, row, FIDX_COL_CTIME);
-	put_time(out, row, FIDX_COL_BTIME);
+	for (int k = 0; k < 4; k++)
+		put_time(out, row, (enum fidx_col)(t0 + k));
 	putc_unlocked('\n', out);
+}
+
+/*
+ * Writes the body file's lines of one entry: one, and for an NTFS entry of a
+ * disk image a second with its $FILE_NAME times, as fls -m does; an entry
+ * whose name is deleted (or an orphan) says so after its name, as fls does
+ * (" (deleted)", " (deleted-realloc)").
+ */
+void export_body_row(struct export_ctx *ctx, const struct fidx_row *row)
+{
+	const char *state = fidx_row_text(row, FIDX_COL_STATE);
+	const char *suffix = !state ? ""
+			     : strcmp(state, "deleted") == 0 || strcmp(state, "orphan") == 0
+			     ? " (deleted)"
+			     : strcmp(state, "reallocated") == 0 ? " (deleted-realloc)" : "";
+	body_line(ctx->out, row, suffix, FIDX_COL_ATIME);
+	if (fidx_row_has(row, FIDX_COL_FN_MTIME)) {
+		char fn[64];
+		snprintf(fn, sizeof(fn), "%s ($FILE_NAME)", suffix);
+		body_line(ctx->out, row, fn, FIDX_COL_FN_ATIME);
+	}
 }

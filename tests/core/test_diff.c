@@ -207,10 +207,10 @@ static void test_roots_and_kinds(void **state)
 	finish(f);
 
 	struct fidx_diff *d = run(f, o, n, FIDX_DIFF_DEFAULT);
-	assert_string_equal(lines(d), "changed .>p...c...H... /copy/a\n"
-				      "removed -------------- /gone\n"
-				      "changed .........l.... /copy/l\n"
-				      "added ++++++++++++++ /copy/new\n");
+	assert_string_equal(lines(d), "changed .>p...c...H.... /copy/a\n"
+				      "removed --------------- /gone\n"
+				      "changed .........l..... /copy/l\n"
+				      "added +++++++++++++++ /copy/new\n");
 	assert_int_equal(fidx_diff_status(d), 7);
 	assert_int_equal(d->count[FIDX_DIFF_CHANGED], 2);
 	fidx_diff_free(d);
@@ -220,8 +220,8 @@ static void test_roots_and_kinds(void **state)
 		FIDX_DIFF_DEFAULT & ~(1u << FIDX_DIFF_SIZE | 1u << FIDX_DIFF_PERM |
 				      1u << FIDX_DIFF_MTIME | 1u << FIDX_DIFF_CTIME |
 				      1u << FIDX_DIFF_CONTENT | 1u << FIDX_DIFF_TARGET));
-	assert_string_equal(lines(d), "removed -------------- /gone\n"
-				      "added ++++++++++++++ /copy/new\n");
+	assert_string_equal(lines(d), "removed --------------- /gone\n"
+				      "added +++++++++++++++ /copy/new\n");
 	assert_int_equal(fidx_diff_status(d), 3);
 	fidx_diff_free(d);
 }
@@ -255,13 +255,13 @@ static void test_moves(void **state)
 	finish(f);
 
 	struct fidx_diff *d = run(f, o, n, FIDX_DIFF_DEFAULT);
-	assert_string_equal(lines(d), "added ++++++++++++++ /r/a3\n"
-				      "added ++++++++++++++ /r/b\n"
-				      "moved ......c....... /r/d2 <- /r/dir\n"
-				      "moved ......c....... /r/a1 <- /r/h1\n"
-				      "moved ......c....... /r/a2 <- /r/h2\n"
-				      "removed -------------- /r/x\n"
-				      "moved ..........?... /r/c <- /r/y\n");
+	assert_string_equal(lines(d), "added +++++++++++++++ /r/a3\n"
+				      "added +++++++++++++++ /r/b\n"
+				      "moved ......c........ /r/d2 <- /r/dir\n"
+				      "moved ......c........ /r/a1 <- /r/h1\n"
+				      "moved ......c........ /r/a2 <- /r/h2\n"
+				      "removed --------------- /r/x\n"
+				      "moved ..........?.... /r/c <- /r/y\n");
 	assert_int_equal(d->count[FIDX_DIFF_MOVED], 4);
 	assert_int_equal(fidx_diff_status(d), 7);
 	fidx_diff_free(d);
@@ -295,10 +295,10 @@ static void test_recycled_inode(void **state)
 	finish(f);
 
 	struct fidx_diff *d = run(f, o, n, FIDX_DIFF_DEFAULT);
-	assert_string_equal(lines(d), "added ++++++++++++++ /r/new\n"
-				      "removed -------------- /r/old\n"
-				      "moved ......c.....b. /r/v <- /r/u\n"
-				      "moved ......c....... /r/now <- /r/was\n");
+	assert_string_equal(lines(d), "added +++++++++++++++ /r/new\n"
+				      "removed --------------- /r/old\n"
+				      "moved ......c.....b.. /r/v <- /r/u\n"
+				      "moved ......c........ /r/now <- /r/was\n");
 	fidx_diff_free(d);
 }
 
@@ -332,7 +332,7 @@ static void test_nulls_and_errors(void **state)
 	finish(f);
 
 	struct fidx_diff *d = run(f, o, n, FIDX_DIFF_DEFAULT);
-	assert_string_equal(lines(d), "changed ..........?..e /r/f\n");
+	assert_string_equal(lines(d), "changed ..........?..e. /r/f\n");
 	fidx_diff_free(d);
 
 	/* A row outside its root is refused. */
@@ -351,7 +351,7 @@ static void test_attr_parse(void **state)
 	assert_int_equal(fidx_diff_attr_parse("ctime", &m, &bad, &len), 0);
 	assert_int_equal(m, 1u << FIDX_DIFF_CTIME);
 	assert_int_equal(fidx_diff_attr_parse("type,size,perm,owner,group,mtime,ctime,inode,"
-					      "nlink,target,content,atime,btime,error", &m, &bad,
+					      "nlink,target,content,atime,btime,error,state", &m, &bad,
 					      &len), 0);
 	assert_int_equal(m, FIDX_DIFF_ALL);
 	assert_int_equal(fidx_diff_attr_parse("ctime,sizes,mtime", &m, &bad, &len), -1);

@@ -84,7 +84,7 @@ class ToolFailed(RuntimeError):
 		self.argv = argv
 		self.returncode = returncode
 		self.stderr = stderr
-		msg = stderr.decode("utf-8", "replace").strip().replace("\n", " | ")
+		msg = stderr.decode("utf-8", "replace").strip().replace("\n", " | ") or "(no message)"
 		RuntimeError.__init__(self, "%s exited %d: %s" % (" ".join(argv), returncode, msg[:500]))
 
 
@@ -242,6 +242,7 @@ def ext4(dir, name="ext4.img", size_mib=8):
 	with open(script, "w") as f:
 		f.write("\n".join(cmds) + "\n")
 	p = run(["debugfs", "-w", "-f", script, img])
+	os.unlink(script)
 	errors = [l for l in p.stderr.splitlines() if b": " in l and not l.startswith(b"debugfs ")]
 	if errors:
 		raise ToolFailed(["debugfs", "-w", "-f", script, img], 0, b"\n".join(errors))
@@ -353,6 +354,7 @@ def ntfs(dir, name="ntfs.img", size_mib=8):
 		base, stream = k.split(b":", 1)
 		run(["ntfscp", "-q", "-N", os.fsdecode(stream), img,
 			os.path.join(sdir, os.fsdecode(k.replace(b":", b"-"))), os.fsdecode(base)])
+	shutil.rmtree(sdir)
 	entries = {e["path"]: e["inode"] for e in fls_entries(img)}
 	with _Ntfs(img) as fs:
 		fs.stomp(entries[b"stomped.exe"], STOMP_SI)
@@ -372,6 +374,7 @@ class _Ntfs:
 	"""The MFT of an NTFS image file, read and patched in place (records de-fixed, re-fixed)."""
 
 	def __init__(self, path):
+		"""Opens the image and finds the MFT from the boot sector and record 0."""
 		self.f = open(path, "r+b")
 		boot = self._pread(0, 512)
 		if boot[3:11] != b"NTFS    ":
@@ -386,17 +389,21 @@ class _Ntfs:
 		self.runs = _runlist(self._attr(self.read(0), 0x80)["runlist"])
 
 	def __enter__(self):
+		"""Returns self."""
 		return self
 
 	def __exit__(self, *exc):
+		"""Closes the image."""
 		self.f.close()
 		return False
 
 	def _pread(self, off, n):
+		"""Returns n bytes of the image at off (a bytearray)."""
 		self.f.seek(off)
 		return bytearray(self.f.read(n))
 
 	def _pwrite(self, off, data):
+		"""Writes data into the image at off."""
 		self.f.seek(off)
 		self.f.write(data)
 
@@ -754,7 +761,7 @@ def fls_entries(image_paths, offset_sectors=None, fstype=None, deleted_only=Fals
 
 
 def fls_body(image_paths, offset=None):
-	"""Returns a dict per line of fls -r -m / (MD5|name|inode|mode|uid|gid|size|atime|mtime|ctime|crtime).
+	"""Returns a dict per line of fls -r -m / (MD5|name|inode|mode|uid|gid|size|a|m|c|crtime).
 
 	Keys: md5, name (the raw field), path (bytes, without the leading "/" and the suffixes
 	below), addr, inode, attr, mode ("r/rrw-r--r--"), file_name (True for the NTFS
@@ -798,13 +805,13 @@ def icat_digests(image_paths, addr, offset=None):
 	h = {k: hashlib.new(k) for k in ("md5", "sha1", "sha256")}
 	size = 0
 	with tempfile.TemporaryFile() as err:
-		p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-			env=_env())
-		for chunk in iter(lambda: p.stdout.read(1 << 16), b""):
-			size += len(chunk)
-			for x in h.values():
-				x.update(chunk)
-		if p.wait() != 0:
+		with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err,
+				stdin=subprocess.DEVNULL, env=_env()) as p:
+			for chunk in iter(lambda: p.stdout.read(1 << 16), b""):
+				size += len(chunk)
+				for x in h.values():
+					x.update(chunk)
+		if p.returncode != 0:
 			err.seek(0)
 			raise ToolFailed(argv, p.returncode, err.read())
 	out = {k: x.hexdigest() for k, x in h.items()}
@@ -818,6 +825,7 @@ def icat_sha256(image_paths, addr, offset=None):
 
 
 _ISTAT_KEYS = {b"Created": "crtime", b"File Created": "crtime", b"File Modified": "mtime",
+	b"Written": "mtime",
 	b"MFT Modified": "ctime", b"Inode Modified": "ctime", b"Accessed": "atime"}
 
 
@@ -825,9 +833,9 @@ def istat_times(image_paths, addr, offset=None):
 	"""Returns {"si": {crtime,mtime,ctime,atime}, "fn": {...}, "fn_all", "inode"} of istat, in int ns.
 
 	"si" is NTFS's $STANDARD_INFORMATION, "fn" its first $FILE_NAME ("fn_all" all of them,
-	each with its "name"), "inode" the "Inode Times" of ext and FAT; a section istat does
-	not print is absent.  Created/File Modified/MFT (Inode) Modified/Accessed map to
-	crtime/mtime/ctime/atime."""
+	each with its "name"), "inode" the "Inode Times" of ext or the "Directory Entry Times" of
+	FAT; a section istat does not print is absent.  Created/File Modified (FAT: Written)/MFT
+	(Inode) Modified/Accessed map to crtime/mtime/ctime/atime."""
 	argv = ["istat"] + _offset(offset) + _images(image_paths) + [str(addr)]
 	out, cur = {"fn_all": []}, None
 	for line in run(argv).stdout.split(b"\n"):
@@ -836,7 +844,7 @@ def istat_times(image_paths, addr, offset=None):
 		elif line.startswith(b"$FILE_NAME Attribute Values"):
 			cur = {}
 			out["fn_all"].append(cur)
-		elif line.startswith(b"Inode Times"):
+		elif line.startswith(b"Inode Times") or line.startswith(b"Directory Entry Times"):
 			cur = out.setdefault("inode", {})
 		elif cur is not None and line.startswith(b"Name: "):
 			cur["name"] = line[6:]
@@ -917,9 +925,16 @@ def mmls_parts(image):
 
 # ------------------------------------------------------------- self-test ----
 
+def _check(cond, what):
+	"""Returns None; raises AssertionError(what) unless cond (asserts that survive -O)."""
+	if not cond:
+		raise AssertionError(what)
+
+
 def _self_test():
-	"""Builds every image, prints the readers' output in short, asserts the key facts; returns 0."""
-	def show(title, entries, keys, n=4):
+	"""Builds every image, prints the readers' output in short, checks the key facts; returns 0."""
+	def show(title, entries, keys, n=3):
+		"""Prints a count and the first n entries."""
 		print("  %s: %d" % (title, len(entries)))
 		for e in entries[:n]:
 			print("    " + "  ".join("%s=%r" % (k, e.get(k)) for k in keys))
@@ -938,104 +953,104 @@ def _self_test():
 		built = time.monotonic() - t0
 		print("built everything in %.3f s" % built)
 
-		keys = ("path", "type", "deleted", "inode", "attr", "mtime", "size", "uid", "gid")
+		keys = ("path", "type", "deleted", "addr", "mtime", "size", "uid", "gid")
 		for label, img, c in (("ext4", e4, e4c), ("fat", fa, fac), ("ntfs", nt, ntc)):
-			print("%s %s (%d bytes)" % (label, os.path.basename(img), os.path.getsize(img)))
+			print("%s: %s, %d bytes" % (label, os.path.basename(img), os.path.getsize(img)))
 			es = fls_entries(img)
 			show("fls entries", es, keys)
-			show("deleted", [e for e in es if e["deleted"] and not e["orphan"]], keys)
-			byp = {e["path"]: e for e in es if e["attr"] in (None, "128-2", "128-1")}
-			for p, data in c.items():
-				assert p in byp, (label, p)
-				got = icat_sha256(img, byp[p]["addr"])
-				assert got == hashlib.sha256(data).hexdigest(), (label, p)
-				assert byp[p]["size"] == len(data), (label, p, byp[p]["size"])
+			show("deleted (orphans aside)", [e for e in es if e["deleted"] and not e["orphan"]], keys)
+			byp = {e["path"]: e for e in es}
+			for p, data in list(c.items()) + list(c.streams.items()):
+				_check(p in byp, "%s: %r not listed" % (label, p))
+				_check(icat_sha256(img, byp[p]["addr"]) == hashlib.sha256(data).hexdigest(),
+					"%s: icat %r" % (label, p))
+				_check(byp[p]["size"] == len(data), "%s: size of %r" % (label, p))
 			for p in c.deleted:
-				assert p in byp and byp[p]["deleted"], (label, p)
-			assert len(c.deleted) == 2 or label == "ntfs"
-			print("  all %d files read back by icat with their sha256; deleted: %r"
-				% (len(c), sorted(c.deleted)))
+				_check(p in byp and byp[p]["deleted"], "%s: %r not deleted" % (label, p))
+			_check(len(c.deleted) == (1 if label == "ntfs" else 2), "%s: deleted count" % label)
+			print("  icat gives the sha256 of all %d files; deleted: %r"
+				% (len(c) + len(c.streams), sorted(c.deleted)))
 			body = fls_body(img)
 			show("body lines", body, ("path", "addr", "mode", "file_name", "deleted", "mtime"), 2)
 			fw = fiwalk_files(img)
-			show("fiwalk files", fw, ("filename", "partition", "inode", "alloc", "filesize", "md5"), 2)
+			show("fiwalk files", fw, ("path", "partition", "inode", "alloc", "filesize", "md5"), 2)
 			fwp = {e["path"]: e for e in fw}
 			for p, data in c.items():
-				if p in fwp and data:
-					assert fwp[p]["md5"] == hashlib.md5(data).hexdigest(), (label, p)
+				if data:
+					_check(fwp[p]["md5"] == hashlib.md5(data).hexdigest(), "%s: fiwalk md5 %r"
+						% (label, p))
 
 		es = {e["path"]: e for e in fls_entries(e4)}
-		assert es[b"link-to-hello"]["type"] == "l/l" and es[b"fifo"]["type"] == "p/p"
-		assert es[b"a/deep-hardlink.txt"]["inode"] == es[b"a/b/c/deep.txt"]["inode"]
-		assert es[b"hello.txt"]["mtime"] == e4c.mtimes[b"hello.txt"]
-		assert es[b"hello.txt"]["ctime"] == e4c.mtimes[b"hello.txt"]
-		assert es["caf\u00e9.txt".encode()]["size"] == len(e4c["caf\u00e9.txt".encode()])
+		_check(es[b"link-to-hello"]["type"] == "l/l" and es[b"fifo"]["type"] == "p/p", "ext4 types")
+		_check(es[b"a/deep-hardlink.txt"]["inode"] == es[b"a/b/c/deep.txt"]["inode"], "hard link")
+		for k in ("mtime", "atime", "ctime"):
+			_check(es[b"hello.txt"][k] == e4c.mtimes[b"hello.txt"], "ext4 " + k)
+		_check(es[b"hello.txt"]["crtime"] == FAKE_TIME, "ext4 crtime")
+		print("ext4 istat of hello.txt: %r" % istat_times(e4, es[b"hello.txt"]["inode"])["inode"])
 		es = {e["path"]: e for e in fls_entries(fa)}
-		assert es[b"SHORT.TXT"]["mtime"] == fac.mtimes[b"SHORT.TXT"]
+		_check(es[b"SHORT.TXT"]["mtime"] == fac.mtimes[b"SHORT.TXT"], "fat mtime")
 
 		es = fls_entries(nt)
 		ads = [e for e in es if e["path"] == b"ads.txt:Zone.Identifier"]
-		assert ads and ads[0]["attr"] != "128-2", ads
-		assert icat_digests(nt, ads[0]["addr"])["sha256"] == \
-			hashlib.sha256(ntc.streams[b"ads.txt:Zone.Identifier"]).hexdigest()
-		print("ntfs ADS: %r addr %s" % (ads[0]["path"], ads[0]["addr"]))
+		main = [e for e in es if e["path"] == b"ads.txt"]
+		_check(ads and main and ads[0]["inode"] == main[0]["inode"] and ads[0]["attr"] != main[0]["attr"],
+			"ntfs ADS")
+		print("ntfs ADS: %r addr %s (main stream %s)" % (ads[0]["path"], ads[0]["addr"], main[0]["addr"]))
 		stomped = [e for e in es if e["path"] == b"stomped.exe"][0]
 		t = istat_times(nt, stomped["inode"])
-		print("ntfs stomped entry %s:" % stomped["inode"])
+		print("ntfs timestomped entry %d, istat times in ns:" % stomped["inode"])
 		for k in ("crtime", "mtime", "ctime", "atime"):
 			print("  %-6s SI %d  FN %d" % (k, t["si"][k], t["fn"][k]))
-			assert t["si"][k] == STOMP_SI[k] and t["si"][k] < t["fn"][k]
+			_check(t["si"][k] == STOMP_SI[k] and t["si"][k] < t["fn"][k], "stomped " + k)
 		fnl = [b for b in fls_body(nt) if b["path"] == b"stomped.exe" and b["file_name"]]
-		assert fnl and fnl[0]["crtime"] > STOMP_SI["crtime"] // 10**9
+		_check(fnl and fnl[0]["crtime"] > STOMP_SI["crtime"] // 10**9, "body $FILE_NAME line")
 		dl = [e for e in es if e["deleted"] and not e["orphan"]]
 		print("ntfs deleted: %r" % [(e["path"], e["type"], e["addr"]) for e in dl])
-		assert any(e["path"] == b"doomed.txt" for e in dl)
+		_check([e["path"] for e in dl] == [b"doomed.txt"], "ntfs deleted")
 
 		parts = mmls_parts(g)
 		show("mmls " + os.path.basename(g), parts, ("slot", "start", "length", "description"))
-		assert [p["start"] for p in parts] == [l["start"] for l in layout]
-		for l in layout:
-			n = len(fls_entries(g, l["start"]))
-			print("  fls -o %d: %d entries" % (l["start"], n))
-			assert n > 5
+		_check([p["start"] for p in parts] == [l["start"] for l in layout], "mmls starts")
+		counts = [len(fls_entries(g, l["start"])) for l in layout]
+		print("  fls -o START: %r entries" % counts)
 		fw = fiwalk_files(g)
-		assert {e["partition"] for e in fw} == {1, 2}, {e["partition"] for e in fw}
-		print("  fiwalk over the disk: %d files in partitions %r"
-			% (len(fw), sorted({e["partition"] for e in fw})))
+		_check({e["partition"] for e in fw} == {1, 2}, "fiwalk partitions")
+		print("  fiwalk over the disk: %d files in partitions 1 and 2" % len(fw))
 
 		print("split: %r" % [os.path.basename(p) for p in pieces])
-		a = fls_entries(pieces[:1], layout[0]["start"])
-		b = fls_entries(pieces, layout[1]["start"])
-		big = [e for e in fls_entries(pieces[0], layout[1]["start"]) if e["path"].endswith(b"big.bin")][0]
-		assert icat_sha256(pieces[0], big["addr"], layout[1]["start"]) == \
-			hashlib.sha256(fac[b"Sub/Deeper/Deepest/big.bin"]).hexdigest()
-		print("  fls of the first piece alone: %d + %d entries, last partition readable"
-			% (len(a), len(b)))
+		alone = [len(fls_entries(pieces[0], l["start"])) for l in layout]
+		listed = [len(fls_entries(pieces, l["start"])) for l in layout]
+		_check(alone == counts == listed, "split entries %r %r %r" % (alone, listed, counts))
+		big = [e for e in fls_entries(pieces[0], layout[1]["start"]) if e["name"] == b"big.bin"][0]
+		_check(icat_sha256(pieces[0], big["addr"], layout[1]["start"])
+			== hashlib.sha256(fac[b"Sub/Deeper/Deepest/big.bin"]).hexdigest(), "split icat")
+		print("  the first piece alone: %r entries, big.bin of the last partition intact" % alone)
 
 		v = ewf_verify(ewf)
 		print("e01: %s %r" % (os.path.basename(ewf), v))
-		assert v["ok"] and v["stored_md5"] == hashlib.md5(open(g, "rb").read()).hexdigest()
-		assert len(fls_entries(ewf, layout[0]["start"])) == len(fls_entries(g, layout[0]["start"]))
+		with open(g, "rb") as f:
+			_check(v["ok"] and v["stored_md5"] == hashlib.file_digest(f, "md5").hexdigest(), "E01")
+		_check([len(fls_entries(ewf, l["start"])) for l in layout] == counts, "E01 entries")
 
 		try:
 			mmls_parts(cut)
 			print("truncated: mmls still reads the primary table")
 		except ToolFailed as e:
 			print("truncated: mmls fails: %s" % e)
+		_check(len(fls_entries(cut, layout[0]["start"])) == counts[0], "truncated 1st partition")
 		try:
 			fls_entries(cut, layout[1]["start"])
-			print("truncated: fls of the 2nd partition works (?)")
+			print("truncated: fls of the 2nd partition still works")
 		except ToolFailed as e:
-			print("truncated: fls -o %d fails: %s" % (layout[1]["start"], str(e)[:120]))
+			print("truncated: fls -o %d fails: %s" % (layout[1]["start"], e.stderr.decode().strip()))
 		try:
 			mmls_parts(bad)
 			raise AssertionError("mmls read the corrupt table")
 		except ToolFailed as e:
-			print("corrupt table: mmls fails: %s" % str(e)[-80:])
-		n = len(fls_entries(bad, layout[0]["start"]))
-		assert n == len(fls_entries(g, layout[0]["start"]))
-		print("corrupt table: fls -o %d still reads %d entries" % (layout[0]["start"], n))
-		print("ALL OK (build %.3f s, total %.3f s)" % (built, time.monotonic() - t0))
+			print("corrupt table: mmls exits %d" % e.returncode)
+		_check([len(fls_entries(bad, l["start"])) for l in layout] == counts, "corrupt: fls -o")
+		print("corrupt table: fls -o START still reads %r entries" % counts)
+		print("ALL OK (build %.3f s, with the checks %.3f s)" % (built, time.monotonic() - t0))
 	return 0
 
 

@@ -75,7 +75,7 @@ def check_report(chk, top, fidx_db, root, before, after):
 	chk.eq("check: no temporary database left in $TMPDIR", os.listdir(tmp), [])
 	lines = set(res.out.split(b"\n"))
 	chk.ok("check: a rewrite with size and mtime restored is caught (content read again)",
-	       b"changed ......c...H... " + root + b"/sneaky" in lines, "not reported")
+	       b"changed ......c...H.... " + root + b"/sneaky" in lines, "not reported")
 
 	res = run_fidx("check", "--db", fidx_db, env=env)
 	t_diff.check_report(chk, "check --db DB (root of the newest scan)", res, want)
@@ -139,8 +139,8 @@ def check_trust(chk, fidx_db, root):
 	res = run_fidx("check", "--update", "--trust-metadata", fidx_db, root)
 	lines = set(res.out.split(b"\n"))
 	chk.ok("--trust-metadata: a rewrite in place is caught (ctime moved)",
-	       b"changed ......c...H... " + sneaky in lines, repr(res.out))
-	chk.ok("--trust-metadata: the new file is added", b"added   " + b"+" * 14 + b" " + root +
+	       b"changed ......c...H.... " + sneaky in lines, repr(res.out))
+	chk.ok("--trust-metadata: the new file is added", b"added   " + b"+" * 15 + b" " + root +
 	       b"/fresh" in lines, repr(res.out))
 	chk.eq("--trust-metadata: exit 5", res.rc, 5)
 	scans = scan_table(fidx_db)
@@ -190,8 +190,8 @@ def check_update_other_process(chk, top):
 	con.close()
 	out, err = p.communicate(timeout=60)
 	chk.ok("--update beside another process: exit 5 (b added, the root changed)",
-	       p.returncode == 5 and out == b"changed .....mc....... %s\nadded   %s %s/b\n" %
-	       (root, b"+" * 14, root), repr((p.returncode, out, err)))
+	       p.returncode == 5 and out == b"changed .....mc........ %s\nadded   %s %s/b\n" %
+	       (root, b"+" * 15, root), repr((p.returncode, out, err)))
 	rows = lib.scan_rows(db)
 	chk.eq("--update beside another process: scan 2 complete, 3 entries",
 	       [(r["id"], r["status"], r["entries"]) for r in rows], [(1, "complete", 2),

@@ -243,7 +243,25 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 		.xdev = shape->xdev, .follow = shape->follow, .no_stat = shape->no_stat,
 		.excludes = (const char *const *)shape->excludes,
 	};
-	if (!(src = fidx_walk_source_new(&walk, &err))) {
+	/* A disk image's baseline is checked by reading the image again, as it was read. */
+	struct fidx_image_source_opts image = {
+		.digests = shape->digests, .image_digests = shape->digests, .workers = a->jobs,
+	};
+	if (shape->image) {
+		char *what = fidx_image_describe(b->root, &err), *full = NULL;
+		if (!what || asprintf(&full, "%.*s,\"image\":%s}", (int)strlen(json) - 1, json,
+				      what) < 0) {
+			fidx_error("cannot check '%s': %s", fidx_quote(b->root),
+				   what ? strerror(ENOMEM) : err.msg);
+			free(what);
+			goto out;
+		}
+		free(what);
+		free(json);
+		json = full;
+	}
+	src = shape->image ? fidx_image_source_new(&image, &err) : fidx_walk_source_new(&walk, &err);
+	if (!src) {
 		fidx_error("cannot check '%s': %s", fidx_quote(b->root), err.msg);
 		goto out;
 	}
