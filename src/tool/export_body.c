@@ -133,7 +133,7 @@ void export_body_row(struct export_ctx *ctx, const struct fidx_row *row)
 	body_line(ctx->out, row, suffix, FIDX_COL_ATIME);
 	if (fidx_row_has(row, FIDX_COL_FN_MTIME)) {
 		char fn[64];
-		snprintf(fn, sizeof(fn), "%s ($FILE_NAME)", suffix);
+		snprintf(fn, sizeof(fn), " ($FILE_NAME)%s", suffix);
 		body_line(ctx->out, row, fn, FIDX_COL_FN_ATIME);
 	}
 }

@@ -172,7 +172,7 @@ def check_ntfs(chk, db, ntfs, contents):
 	for line in res.out.split(b"\n"):
 		f = line.split(b"|")
 		if len(f) == 11 and f[1].startswith(prefix):
-			fn = f[1].endswith(b" ($FILE_NAME)")
+			fn = b" ($FILE_NAME)" in f[1]
 			ours.add((b"/" + f[1][len(prefix):], f[2], b"" if fn else f[6]) + tuple(f[7:11]))
 	theirs = set()
 	for b in I.fls_body([ntfs]):
