@@ -52,7 +52,7 @@ static void put_field(FILE *out, const char *s)
 }
 
 /* TSK's letter for a type column value ('-' when unknown). */
-static char tsk_letter(const char *type)
+static char body_type_letter(const char *type)
 {
 	switch (*type) {
 	case 'f': return 'r';
@@ -88,7 +88,7 @@ static void body_line(FILE *out, const struct fidx_row *row, const char *suffix,
 {
 	const uint8_t *md5 = fidx_row_digest(row, FIDX_MD5);
 	const char *type = export_text(row, FIDX_COL_TYPE);
-	char t = tsk_letter(type);
+	char t = body_type_letter(type);
 
 	if (md5)
 		fidx_write_hex(out, md5, 16);

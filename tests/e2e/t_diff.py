@@ -282,8 +282,8 @@ def check_main(chk, fidx_db, root, before, after, s1, s2):
 	lines = set(res.out.split(b"\n"))
 	p = lambda n: root + b"/" + n  # noqa: E731
 	hand = [
-		(b"added   ++++++++++++++ " + p(b"added.txt"), "added file"),
-		(b"added   ++++++++++++++ " + p(b"newdir/inside"), "file in an added folder"),
+		(b"added   +++++++++++++++ " + p(b"added.txt"), "added file"),
+		(b"added   +++++++++++++++ " + p(b"newdir/inside"), "file in an added folder"),
 		(b"removed --------------- " + p(b"gone.txt"), "removed file"),
 		(b"removed --------------- " + p(b"gonedir"), "removed folder"),
 		(b"removed --------------- " + p(b"gonedir/x"), "file of a removed folder"),
@@ -295,7 +295,7 @@ def check_main(chk, fidx_db, root, before, after, s1, s2):
 		(b"changed ......c........ " + p(b"touched"), "mtime set back: only ctime"),
 		(b"changed ......c...H.... " + p(b"sneaky"), "rewritten, size and mtime kept: ctime, content"),
 		(b"changed ......c.n...... " + p(b"hl_src"), "hard link added: nlink, ctime"),
-		(b"added   ++++++++++++++ " + p(b"hl_new"), "the new hard link"),
+		(b"added   +++++++++++++++ " + p(b"hl_new"), "the new hard link"),
 		(b"moved   ............... " + p(b"dsrc/one") + b" -> " + p(b"ddst/one"),
 		 "file in a renamed folder: moved, unchanged"),
 	]

@@ -543,7 +543,7 @@ def check_own_database(chk, top):
 	write(root + b"/new", b"new")
 	res = run_fidx("check", cwd=root)
 	chk.eq("database inside the tree: a file added beside it is still found (exit 1)",
-	       (res.rc, res.out), (1, b"added   ++++++++++++++ " + root + b"/new\n"))
+	       (res.rc, res.out), (1, b"added   +++++++++++++++ " + root + b"/new\n"))
 	chk.eq("database inside the tree: integrity_check", lib.integrity(db), "ok")
 
 	# Reached through a link (--follow: by inode) and with --no-stat (by path).

@@ -9,7 +9,8 @@
  * entry without metadata); rows committed per batch and visible to a reader
  * at once, pending rows rolled back on close; two scans in one database; rows
  * in id order and in path order, whatever order they were written in; a
- * database created and left without a scan is not left behind.
+ * database created and left without a scan is not left behind; the columns
+ * of a disk image's entries, sealed.
  *
  * The target each test opens comes from one place, target_new() in
  * store/fixture.h (with the store calls that fail the test): a new
@@ -198,6 +199,15 @@ static void expect_row(const struct fidx_row *row, const struct fidx_record *r)
 	}
 	expect_str(row, FIDX_COL_ERROR, r->error);
 	expect_none(row, FIDX_COL_DIGESTS_FROM);
+	const struct fidx_image_meta *im = r->image;
+	expect_str(row, FIDX_COL_STATE, im ? im->state : NULL);
+	expect_str(row, FIDX_COL_STREAM, im ? im->stream : NULL);
+	for (int k = 0; k < 4; k++) {
+		if (im && im->has_fn_times)
+			expect_time(row, FIDX_COL_FN_ATIME + k, im->fn_time[k]);
+		else
+			expect_none(row, FIDX_COL_FN_ATIME + k);
+	}
 }
 
 /* --------------------------------------------------------------- tests --- */
@@ -449,6 +459,74 @@ static void test_unused_removed(void **state)
 	must_close(st);
 }
 
+/*
+ * Entries of a disk image (schema 6): the state, a stream's name, the
+ * $FILE_NAME times (two beyond the int64 nanoseconds: 1601 and 30828, as
+ * NTFS allows), a time TSK does not know, read back exactly; the scan's seal
+ * covers them and verifies.
+ */
+static void test_image_rows(void **state)
+{
+	struct target *t = *state;
+	struct fidx_store *st = must_open(t->name, FIDX_STORE_WRITE, 0);
+	int64_t scan = must_begin(st, "/img");
+	struct fidx_record *r[3];
+	static const char *const paths[] = {"/img/p1/a.txt", "/img/p1/a.txt:zone", "/img/p1/gone"};
+	static const char *const states[] = {"allocated", "allocated", "deleted"};
+	for (int i = 0; i < 3; i++) {
+		r[i] = make_rec(scan, paths[i], strlen(paths[i]), 'f');
+		r[i]->has_meta = true;
+		r[i]->meta = (struct fidx_meta){.size = 10u + i, .mode = 0100644, .nlink = 1,
+						.dev = 1, .ino = 64, .has_btime = true,
+						.mtime = {.sec = 1600000000, .nsec = 1234500}};
+		r[i]->no_read = true;
+		assert_non_null(r[i]->image = calloc(1, sizeof(*r[i]->image)));
+		r[i]->image->state = states[i];
+	}
+	assert_non_null(r[1]->image->stream = strdup("zone"));
+	r[0]->image->has_fn_times = true;
+	r[0]->image->fn_time[0] = (struct fidx_time){.sec = -11644473600, .nsec = 100};
+	r[0]->image->fn_time[1] = (struct fidx_time){.sec = 1600000000, .nsec = 700};
+	r[0]->image->fn_time[2] = (struct fidx_time){.sec = 910692730085, .nsec = 477580700};
+	r[0]->image->fn_time[3] = (struct fidx_time){.sec = 0, .nsec = 0};
+	r[2]->image->no_time = 1u << 2; /* no ctime */
+	for (int i = 0; i < 3; i++)
+		must_add(st, r[i]);
+	uint8_t seal[FIDX_SEAL_LEN];
+	struct fidx_scan_totals totals = {.finished_ns = FIXTURE_FINISHED_NS, .status = "complete",
+					  .entries = 3, .files = 3};
+	assert_int_equal(must_end_totals(st, scan, &totals, seal), 1);
+	must_close(st);
+
+	st = must_open(t->name, FIDX_STORE_READ, 0);
+	const char *root = "/img";
+	struct fidx_rows *it = rows_of(st, &scan, &root, FIDX_FILE_ALL);
+	const struct fidx_row *row;
+	int n = 0;
+	while ((row = next_row(it))) {
+		assert_true(n < 3);
+		if (n == 2) { /* the unknown ctime is NULL, not the epoch */
+			expect_none(row, FIDX_COL_CTIME);
+			r[2]->meta.ctime = (struct fidx_time){0};
+			expect_str(row, FIDX_COL_STATE, "deleted");
+		} else {
+			expect_row(row, r[n]);
+		}
+		n++;
+	}
+	fidx_rows_close(it);
+	assert_int_equal(n, 3);
+	struct fidx_seal_result res;
+	MUST(fidx_store_verify(st, scan, NULL, NULL, &res, &err));
+	assert_true(res.sealed);
+	assert_int_equal(res.rows, 3);
+	assert_memory_equal(res.recorded, res.computed, FIDX_SEAL_LEN);
+	assert_memory_equal(seal, res.computed, FIDX_SEAL_LEN);
+	must_close(st);
+	for (int i = 0; i < 3; i++)
+		fidx_record_free(r[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +535,7 @@ int main(void)
 		TARGET_TEST(test_two_scans),
 		TARGET_TEST(test_orders),
 		TARGET_TEST(test_unused_removed),
+		TARGET_TEST(test_image_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,7 +135,7 @@ static void test_diff_null_size(void **state)
 	char sum[FIDX_DIFF_NATTRS + 1];
 	assert_int_equal(d->entries[0].kind, FIDX_DIFF_CHANGED);
 	assert_string_equal(d->entries[0].path, "/r/f");
-	assert_string_equal(fidx_diff_summary(&d->entries[0], sum), ".s........?..e");
+	assert_string_equal(fidx_diff_summary(&d->entries[0], sum), ".s........?..e.");
 	fidx_diff_free(d);
 	fidx_scan_list_free(&lo);
 	fidx_scan_list_free(&ln);
