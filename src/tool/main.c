@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "builtin.h"
+#include "source.h"
 #include "diag.h"
 #include "hash.h"
 #include "output.h"
@@ -49,6 +50,7 @@ void fidx_print_version(void)
 		printf("%s\n", fidx_store_library(i));
 	printf("%s\n", OpenSSL_version(OPENSSL_VERSION));
 	printf("xxHash %u.%u.%u\n", xxh / 10000, xxh / 100 % 100, xxh % 100);
+	printf("%s\n", fidx_image_library());
 }
 
 /* Prints the commands, generated from the table, on out. */
