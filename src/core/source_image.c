@@ -86,6 +86,7 @@ struct image_run {
 	const char *root;             /* the image's path */
 	size_t root_len;
 	size_t root_index;
+	int64_t media_size;           /* bytes of the image's media (-1 until opened) */
 	struct part parts[MAX_PARTS]; /* filled before any file of it is queued */
 	size_t nparts;
 	struct fidx_queue *files;     /* struct job, from the walk to the workers */
@@ -681,7 +682,9 @@ static struct fidx_record *image_record(struct image_run *r, const struct image_
 		struct fidx_meta *m = &rec->meta;
 		rec->has_meta = true;
 		rec->type = S_ISBLK(sb.st_mode) ? 'b' : 'f';
-		m->size = (uint64_t)sb.st_size;
+		/* A device's size is its media's (stat says 0). */
+		m->size = S_ISBLK(sb.st_mode) && r->media_size >= 0 ? (uint64_t)r->media_size
+								    : (uint64_t)sb.st_size;
 		m->blocks = (uint64_t)sb.st_blocks;
 		m->mode = sb.st_mode;
 		m->uid = sb.st_uid;
@@ -800,6 +803,7 @@ static int read_image(struct image_run *r, unsigned workers, struct fidx_error *
 		snprintf(msg, sizeof(msg), "cannot open the image: %s", tsk_why(why, sizeof(why)));
 		goto image_row;
 	}
+	r->media_size = img->size;
 	if (d.mask && pthread_create(&digest_tid, NULL, digest_main, &d) == 0)
 		digesting = true;
 	else if (d.mask)
@@ -893,7 +897,8 @@ static int image_run(struct fidx_source *base, const struct fidx_source_run *run
 		if (!r)
 			return fidx_fail_nomem(err);
 		*r = (struct image_run){.src = src, .sink = run->sink, .root = run->roots[i],
-					.root_len = strlen(run->roots[i]), .root_index = i};
+					.root_len = strlen(run->roots[i]), .root_index = i,
+					.media_size = -1};
 		int rc = read_image(r, workers, err);
 		free(r);
 		if (rc < 0)

@@ -24,7 +24,9 @@ tools, never from fidx:
     readable still recorded; a file that is not an image: one line, exit 2;
   * find, dupes (by recorded SHA-256: equal contents in the image, never a stream with
     its file), match, check of an image against its scan (identical), and every image
-    byte-identical afterwards; a scan without --image gets the one-line hint.
+    byte-identical afterwards; a scan without --image gets the one-line hint;
+  * a block device (a read-only loop device on the ext4 image): the same rows below it, its
+    row the media's size and digest.
 """
 
 import hashlib
@@ -245,6 +247,33 @@ def check_gpt(chk, d, db, gpt, ext4, fat):
 		       all(l.endswith(b" " + root.encode()) for l in changed), repr(res.out[:300]))
 
 
+def check_device(chk, d, db, ext4):
+	"""A block device (a read-only loop device on the ext4 image): the image's rows below it."""
+	p = subprocess.run(["losetup", "-r", "-f", "--show", ext4], capture_output=True)
+	dev = p.stdout.strip().decode()
+	if not chk.ok("block device: a read-only loop device on the ext4 image (losetup, root)",
+		      p.returncode == 0 and dev, repr(p.stderr)):
+		return
+	try:
+		res = run_fidx("scan", "-q", "--image", "-o", db, dev)
+		rows = rows_of(db, dev.encode())
+		img = rows_of(db, ext4.encode())
+		rel = lambda rs, root: {k[len(root):]: (v["type"], v["ino"], v["size"], v["sha256"])
+					for k, v in rs.items() if k != root}
+		chk.eq("block device: the rows of its file system are the image file's",
+		       (res.rc, rel(rows, dev.encode())), (0, rel(img, ext4.encode())))
+		me = rows.get(dev.encode(), {})
+		chk.eq("block device: its row is a block device of the image's size and digest",
+		       (me.get("type"), me.get("size"), (me.get("sha256") or b"").hex()),
+		       (b"b", os.path.getsize(ext4), sha256_of(ext4)))
+		res = run_fidx("scan", "-q", "-o", os.path.join(d, "dev.db"), dev)
+		chk.ok("block device without --image: a one-line hint",
+		       len([l for l in res.err_lines() if b"is a block device" in l]) == 1,
+		       repr(res.err))
+	finally:
+		subprocess.run(["losetup", "-d", dev])
+
+
 def check_broken(chk, d, db, gpt):
 	"""A truncated image, a destroyed table, something that is no image."""
 	cut = I.truncated(gpt, d)
@@ -339,6 +368,7 @@ def main():
 		chk.eq("every image scan's seal verifies", res.rc, 0)
 		check_seal_by_hand(chk, db, ntfs)
 		check_queries(chk, d, db, ext4, ec)
+		check_device(chk, d, db, ext4)
 		check_broken(chk, d, db, gpt)
 		chk.eq("every image is byte-identical after all", {p: sha256_of(p) for p in before},
 		       before)

@@ -619,8 +619,9 @@ static int take_roots(struct scan_job *j, int argc, char **argv, int first)
 			continue;
 		}
 		if (!S_ISDIR(sb.st_mode) && fidx_image_probe(root))
-			fidx_warn("'%s' looks like a disk image: it is recorded as one file; fidx scan"
-				  " --image reads the file systems inside it", fidx_quote(root));
+			fidx_warn("'%s' %s: it is recorded as one file; fidx scan --image reads the"
+				  " file systems inside it", fidx_quote(root),
+				  S_ISBLK(sb.st_mode) ? "is a block device" : "looks like a disk image");
 		/* A device that cannot be told (tmpfs, NFS, virtio...) is taken not to spin. */
 		if (j->io == FIDX_IO_AUTO) {
 			int rot = fidx_dev_rotational(sb.st_dev);
