@@ -38,7 +38,7 @@
  * both).  A record hashed here carries its digests (or the error that kept
  * them from it) and no_read, so the pipeline never looks for its path.  The
  * image's own digest is read by one more thread, sequentially, while the walk
- * runs, and its row goes last.
+ * runs (each digest computed by a thread of its own), and its row goes last.
  *
  *     walk (1) ──► records ─────────────────────────────────────► sink
  *        └──────► files ──► queue ──► workers (N, own handles) ──► sink
@@ -350,9 +350,6 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 		if (rec->type == 'l' && f->meta->link && !rec->link_target)
 			goto nomem;
 		rec->meta.blocks = blocks_of(f);
-	} else if (f->name && f->name->meta_addr) {
-		/* A reallocated name: only the address it points to is its own. */
-		rec->has_meta = false;
 	}
 	const char *note = r->parts[w->part].error;
 	if (!*dir && !*name && *note && fidx_record_set_error(rec, note, 0) < 0)
@@ -581,55 +578,154 @@ static void *worker_main(void *arg)
 
 /* ---- the image's own digest ---- */
 
-/* What the digest thread computes. */
+/*
+ * The image's own digest.  One thread reads the media in order, through a
+ * handle of its own, into a ring of blocks; each digest asked for is computed
+ * by a thread of its own from the same blocks (MD5, 0.7 GB/s on one core,
+ * would otherwise hold up SHA-1 and SHA-256 behind it, and the read itself):
+ *
+ *     reader ──► ring (DIGEST_RING blocks) ──► a hasher per digest
+ *
+ * The reader fills block k once every hasher is done with k - DIGEST_RING;
+ * a hasher takes block k once it is filled.
+ */
+#define DIGEST_RING 8
+
+/* What the digest threads share. */
 struct image_digest {
 	struct image_run *run;
 	unsigned mask;                /* the digests of the media */
 	uint8_t digest[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
 	char error[600];              /* what kept them from it, or "" */
 	bool nomem;
+	pthread_mutex_t lock;
+	pthread_cond_t moved;         /* a block filled, or taken by every hasher */
+	char *block[DIGEST_RING];
+	size_t len[DIGEST_RING];
+	uint64_t filled;              /* blocks the reader filled */
+	bool end;                     /* it filled its last (or failed) */
+	uint64_t done[FIDX_NDIGESTS]; /* blocks each hasher is done with */
 };
 
-/* The digest thread: reads the whole media in order through a handle of its own. */
+/* One hasher of the image's digest. */
+struct digest_hasher {
+	struct image_digest *d;
+	enum fidx_digest which;
+};
+
+/* A hasher thread: digest `which` of every block, in order. */
+static void *digest_hasher_main(void *arg)
+{
+	struct digest_hasher *dh = arg;
+	struct image_digest *d = dh->d;
+	struct fidx_hasher *h = fidx_hasher_create(1u << dh->which);
+	uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
+	bool ok = h != NULL;
+	pthread_mutex_lock(&d->lock);
+	for (uint64_t k = 0;; k++) {
+		while (d->filled <= k && !d->end)
+			pthread_cond_wait(&d->moved, &d->lock);
+		if (d->filled <= k)
+			break;
+		pthread_mutex_unlock(&d->lock);
+		ok = ok && fidx_hasher_update(h, d->block[k % DIGEST_RING],
+					      d->len[k % DIGEST_RING]) == 0;
+		pthread_mutex_lock(&d->lock);
+		d->done[dh->which] = k + 1;
+		pthread_cond_broadcast(&d->moved);
+	}
+	pthread_mutex_unlock(&d->lock);
+	ok = ok && fidx_hasher_final(h, out) == 0;
+	if (ok)
+		memcpy(d->digest[dh->which], out[dh->which], FIDX_DIGEST_MAX);
+	else
+		d->nomem = true; /* read by the reader after joining */
+	fidx_hasher_destroy(h);
+	return NULL;
+}
+
+/* The least number of blocks every hasher is done with. */
+static uint64_t least_done(const struct image_digest *d)
+{
+	uint64_t least = UINT64_MAX;
+	for (int x = 0; x < FIDX_NDIGESTS; x++)
+		if (d->mask >> x & 1 && d->done[x] < least)
+			least = d->done[x];
+	return least;
+}
+
+/* Reads the media into the ring until its end, an error, or a stop. */
+static void read_media(struct image_digest *d, TSK_IMG_INFO *img)
+{
+	char why[512];
+	for (TSK_OFF_T off = 0; off < img->size;) {
+		if (d->run->sink->stopping(d->run->sink->arg)) {
+			snprintf(d->error, sizeof(d->error), "%s", FIDX_ERROR_NOT_HASHED);
+			return;
+		}
+		pthread_mutex_lock(&d->lock);
+		while (d->filled >= DIGEST_RING && least_done(d) <= d->filled - DIGEST_RING)
+			pthread_cond_wait(&d->moved, &d->lock);
+		pthread_mutex_unlock(&d->lock);
+		size_t slot = d->filled % DIGEST_RING;
+		size_t want = img->size - off < READ_BLOCK ? (size_t)(img->size - off) : READ_BLOCK;
+		ssize_t got = tsk_img_read(img, off, d->block[slot], want);
+		if (got <= 0) {
+			snprintf(d->error, sizeof(d->error), "read at byte %" PRId64 ": %s",
+				 (int64_t)off, got < 0 ? tsk_why(why, sizeof(why))
+						      : "the image ends early");
+			return;
+		}
+		d->len[slot] = (size_t)got;
+		off += got;
+		pthread_mutex_lock(&d->lock);
+		d->filled++;
+		pthread_cond_broadcast(&d->moved);
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+/* The digest thread: starts a hasher per digest, reads the media, waits for them. */
 static void *digest_main(void *arg)
 {
 	struct image_digest *d = arg;
 	char why[512];
+	struct digest_hasher hs[FIDX_NDIGESTS];
+	pthread_t tids[FIDX_NDIGESTS];
+	int started = 0;
+	bool ready = true;
 	TSK_IMG_INFO *img = open_image(d->run->root);
-	struct fidx_hasher *h = fidx_hasher_create(d->mask);
-	char *buf = malloc(READ_BLOCK);
-	if (!h || !buf) {
+	for (int k = 0; k < DIGEST_RING; k++)
+		ready = (d->block[k] = malloc(READ_BLOCK)) != NULL && ready;
+	if (!ready) {
 		d->nomem = true;
 	} else if (!img) {
 		snprintf(d->error, sizeof(d->error), "read: %s", tsk_why(why, sizeof(why)));
 	} else {
-		for (TSK_OFF_T off = 0; off < img->size;) {
-			if (d->run->sink->stopping(d->run->sink->arg)) {
-				snprintf(d->error, sizeof(d->error), "%s", FIDX_ERROR_NOT_HASHED);
+		for (int x = 0; x < FIDX_NDIGESTS; x++) {
+			if (!(d->mask >> x & 1))
+				continue;
+			hs[started] = (struct digest_hasher){.d = d, .which = (enum fidx_digest)x};
+			if (pthread_create(&tids[started], NULL, digest_hasher_main, &hs[started]) != 0) {
+				snprintf(d->error, sizeof(d->error), "cannot start a thread: %s",
+					 strerror(errno));
 				break;
 			}
-			size_t want = img->size - off < READ_BLOCK ? (size_t)(img->size - off)
-								   : READ_BLOCK;
-			ssize_t got = tsk_img_read(img, off, buf, want);
-			if (got <= 0) {
-				snprintf(d->error, sizeof(d->error), "read at byte %" PRId64 ": %s",
-					 (int64_t)off, got < 0 ? tsk_why(why, sizeof(why))
-							      : "the image ends early");
-				break;
-			}
-			if (fidx_hasher_update(h, buf, (size_t)got) < 0) {
-				d->nomem = true;
-				break;
-			}
-			off += got;
+			started++;
 		}
-		if (!d->error[0] && !d->nomem && fidx_hasher_final(h, d->digest) < 0)
-			d->nomem = true;
+		if (!d->error[0])
+			read_media(d, img);
 	}
+	pthread_mutex_lock(&d->lock);
+	d->end = true;
+	pthread_cond_broadcast(&d->moved);
+	pthread_mutex_unlock(&d->lock);
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
 	if (img)
 		tsk_img_close(img);
-	fidx_hasher_destroy(h);
-	free(buf);
+	for (int k = 0; k < DIGEST_RING; k++)
+		free(d->block[k]);
 	return NULL;
 }
 
@@ -791,7 +887,8 @@ static int read_image(struct image_run *r, unsigned workers, struct fidx_error *
 
 	uint8_t md5[16], sha1[20];
 	bool has_md5, has_sha1;
-	struct image_digest d = {.run = r, .mask = r->src->opts.image_digests};
+	struct image_digest d = {.run = r, .mask = r->src->opts.image_digests,
+				 .lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
 	if (ewf_stored(r->root, md5, &has_md5, sha1, &has_sha1) == 0 && d.mask) {
 		d.mask |= has_md5 ? 1u << FIDX_MD5 : 0;
 		d.mask |= has_sha1 ? 1u << FIDX_SHA1 : 0;
