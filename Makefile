@@ -18,6 +18,8 @@
 #   make bench-match     fidx match: a 5M-line list against a million files, and the set study
 #   make bench-rescan    incremental rescans of /usr/share: unchanged, and with 1% of files changed
 #   make bench-aide      fidx scan and fidx check beside AIDE's --init and --check, warm and cold
+#   make bench-image     fidx scan --image of a 2 GB ext4 image against fiwalk and tsk_loaddb,
+#                        warm and cold
 #   make bench-fleet     fidx on PostgreSQL: ingest (scan, push) against export | psql \copy,
 #                        COPY text against binary, a simulated fleet's pushes and questions
 #   make install [PREFIX=/usr/local] [DESTDIR=]
@@ -105,7 +107,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide bench-fleet clean
+.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide bench-fleet bench-image clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -321,6 +323,11 @@ bench-aide: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) bench/aide
+
+bench-image: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) bench/image
 
 clean:
 	rm -rf build
