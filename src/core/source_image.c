@@ -808,6 +808,19 @@ static struct fidx_record *image_record(struct image_run *r, const struct image_
 }
 
 /*
+ * Whether partition p of vs lies within what a byte offset can address, its
+ * end byte then in *end (a hostile table can give any sector numbers).
+ */
+static bool place_of(const TSK_VS_INFO *vs, const TSK_VS_PART_INFO *p, uint64_t *end)
+{
+	uint64_t start, len;
+	return !__builtin_mul_overflow((uint64_t)p->start, (uint64_t)vs->block_size, &start) &&
+	       !__builtin_add_overflow(start, (uint64_t)vs->offset, &start) &&
+	       !__builtin_mul_overflow((uint64_t)p->len, (uint64_t)vs->block_size, &len) &&
+	       !__builtin_add_overflow(start, len, end) && *end <= INT64_MAX;
+}
+
+/*
  * Finds the file systems of img into r->parts: each allocated partition of
  * its volume system, or the image as one file system.  A partition without
  * one is recorded with the error through w.  Returns false when the read
@@ -831,9 +844,20 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 			struct part *pt = &r->parts[r->nparts];
 			*pt = (struct part){.number = n};
 			snprintf(pt->name, sizeof(pt->name), "p%u", n);
-			pt->offset = p->start * vs->block_size + vs->offset;
-			TSK_OFF_T end = pt->offset + (TSK_OFF_T)p->len * vs->block_size;
-			if (end > img->size)
+			uint64_t end;
+			if (!place_of(vs, p, &end)) {
+				char msg[200];
+				snprintf(msg, sizeof(msg), "the partition table puts it where no disk"
+					 " reaches (sector %" PRIu64 ", %" PRIu64 " sectors)",
+					 (uint64_t)p->start, (uint64_t)p->len);
+				if (!record_failed(w, pt->name, msg)) {
+					tsk_vs_close(vs);
+					return false;
+				}
+				continue;
+			}
+			pt->offset = (TSK_OFF_T)(p->start * vs->block_size + (uint64_t)vs->offset);
+			if (end > (uint64_t)img->size)
 				snprintf(pt->error, sizeof(pt->error), "the partition ends at byte %" PRId64
 					 ", past the end of the image (%" PRId64 " bytes): truncated?",
 					 (int64_t)end, (int64_t)img->size);
