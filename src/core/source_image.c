@@ -63,7 +63,6 @@
 #define READ_BLOCK (1 << 20) /* bytes read at once from a file in the image, or the image */
 #define QUEUE_FILES 1024     /* files waiting for a worker */
 #define MAX_PARTS 128        /* partitions of one image that are walked */
-#define ORPHANS "$OrphanFiles"
 
 struct image_source {
 	struct fidx_source base;
@@ -183,15 +182,16 @@ static uint32_t mode_type(char t)
 }
 
 /*
- * The state of entry f found at parent path dir (row.h): see the top.
- * Returns a static string.
+ * The state of entry f of file system fs (row.h): see the top.  Returns a
+ * static string.
  */
-static const char *state_of(const TSK_FS_FILE *f, const char *dir)
+static const char *state_of(const TSK_FS_FILE *f, const TSK_FS_INFO *fs)
 {
 	if (f->meta && (f->meta->type == TSK_FS_META_TYPE_VIRT ||
 			f->meta->type == TSK_FS_META_TYPE_VIRT_DIR))
 		return "virtual";
-	if (strncmp(dir, ORPHANS "/", sizeof(ORPHANS)) == 0)
+	/* In TSK's own $OrphanFiles, not a folder of the file system by that name. */
+	if (f->name && f->name->par_addr == TSK_FS_ORPHANDIR_INUM(fs))
 		return "orphan";
 	if (f->name && (f->name->flags & TSK_FS_NAME_FLAG_UNALLOC))
 		return f->meta && (f->meta->flags & TSK_FS_META_FLAG_ALLOC) ? "reallocated"
@@ -328,17 +328,18 @@ static char *path_of(const struct walker *w, const char *dir, const char *name, 
 }
 
 /*
- * Records TSK entry f found at dir ("" for the file system's root directory,
- * recorded as IMAGE/pN) and its streams.  Returns false when the walk must
- * stop.
+ * Records TSK entry f named name found at dir ("a/b/", or ""; both "" for the
+ * file system's root directory, recorded as IMAGE/pN) and its streams, with
+ * the error note when not NULL.  Returns false when the walk must stop.
  */
-static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, const char *name)
+static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, const char *name,
+			 const char *note)
 {
 	struct image_run *r = w->run;
 	unsigned digests = r->src->opts.digests;
 	size_t n;
 	char *path = path_of(w, dir, name, &n);
-	const char *state = state_of(f, dir);
+	const char *state = state_of(f, w->fs);
 	struct fidx_record *rec = path ? record_new(r, path, n, state) : NULL;
 	if (!rec)
 		goto nomem;
@@ -351,8 +352,12 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 			goto nomem;
 		rec->meta.blocks = blocks_of(f);
 	}
-	const char *note = r->parts[w->part].error;
-	if (!*dir && !*name && *note && fidx_record_set_error(rec, note, 0) < 0)
+	if (note && fidx_record_set_error(rec, note, 0) < 0)
+		goto nomem;
+	/* A name no file system allows, which makes its path read as another's. */
+	if (strchr(name, '/') &&
+	    fidx_record_set_error(rec, "the name holds a '/' (the path reads as if it were"
+				  " deeper)", 0) < 0)
 		goto nomem;
 	bool content = rec->type == 'f' && meta && digests && !rec->error;
 	/* The streams are read from the file's entry: listed before the file is handed on. */
@@ -399,15 +404,6 @@ nomem:
 	return false;
 }
 
-/* tsk_fs_dir_walk's callback: every name but "." and "..". */
-static TSK_WALK_RET_ENUM on_name(TSK_FS_FILE *f, const char *dir, void *arg)
-{
-	struct walker *w = arg;
-	if (!f->name || TSK_FS_ISDOT(f->name->name))
-		return TSK_WALK_CONT;
-	return record_entry(w, f, dir, f->name->name) ? TSK_WALK_CONT : TSK_WALK_STOP;
-}
-
 /*
  * Records a row at IMAGE/NAME with no metadata and error why (a partition
  * TSK finds no file system in).  Returns false when the read must stop.
@@ -428,34 +424,234 @@ static bool record_failed(struct walker *w, const char *name, const char *why)
 	return put_walked(w, rec);
 }
 
+/*
+ * The walk of a file system's folders, ours rather than tsk_fs_dir_walk():
+ * TSK's keeps each path in a buffer of 4,096 bytes and stops at 128 levels,
+ * and a folder whose path is 4,095 bytes long aborts the process inside it
+ * (glibc's buffer overflow check; fls too).  Ours lists each folder with
+ * tsk_fs_dir_open_meta(), keeps the path in a buffer that grows, and keeps
+ * the open folders on a stack of its own (not the C stack: a hostile image
+ * nests as deep as it likes), entering as TSK does: a folder's metadata (not
+ * a reallocated name's), never a folder that is its own ancestor (a loop of
+ * a damaged file system), and TSK's $OrphanFiles last, at the root only: its
+ * listing is TSK's search for orphans, a walk of the whole tree with TSK's
+ * limits, skipped (with an error on its row) when the tree has a path it
+ * would abort on.
+ */
+#define MAX_LEVELS 4096   /* folders deeper than this are recorded, not entered */
+#define TSK_PATH_SAFE 4000 /* a path this long makes TSK's own walk (its orphan search) abort */
+
+/*
+ * Loads the metadata of entry f when the listing gave its name alone (an
+ * unallocated name: tsk_fs_dir_get() leaves its meta NULL, tsk_fs_dir_walk()
+ * loads it).  Without it when it cannot be loaded.
+ */
+static void with_meta(TSK_FS_INFO *fs, TSK_FS_FILE *f)
+{
+	if (f->meta || !f->name->meta_addr)
+		return;
+	TSK_FS_FILE *m = tsk_fs_file_open_meta(fs, NULL, f->name->meta_addr);
+	if (m) {
+		f->meta = m->meta; /* f owns it now: tsk_fs_file_close(f) frees it */
+		m->meta = NULL;
+		tsk_fs_file_close(m);
+	}
+	tsk_error_reset();
+}
+
+/* A folder being listed. */
+struct frame {
+	TSK_FS_DIR *dir;
+	size_t next, n;       /* the entry to take next, and how many there are */
+	TSK_INUM_T addr;      /* its metadata address */
+	size_t dir_len;       /* the length of the path of its parent's entries */
+};
+
+/* The folders being listed, the root first, and the path of the last one's entries. */
+struct folders {
+	struct frame *frames;
+	size_t n, cap;
+	char *dir;            /* "a/b/" (NUL-terminated), "" at the root */
+	size_t len, dcap;
+};
+
+/* Whether addr is a folder being listed (entering it again would loop). */
+static bool is_ancestor(const struct folders *fo, TSK_INUM_T addr)
+{
+	for (size_t i = 0; i < fo->n; i++)
+		if (fo->frames[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* Enters listed folder d at addr, named name (NULL: the root).  Returns false on ENOMEM. */
+static bool push_folder(struct folders *fo, TSK_FS_DIR *d, TSK_INUM_T addr, const char *name)
+{
+	size_t nlen = name ? strlen(name) + 1 : 0;
+	if (fo->n == fo->cap) {
+		size_t cap = fo->cap ? 2 * fo->cap : 16;
+		struct frame *f = realloc(fo->frames, cap * sizeof(*f));
+		if (!f)
+			return false;
+		fo->frames = f;
+		fo->cap = cap;
+	}
+	if (fo->len + nlen + 1 > fo->dcap) {
+		size_t cap = 2 * (fo->len + nlen + 1);
+		char *p = realloc(fo->dir, cap);
+		if (!p)
+			return false;
+		fo->dir = p;
+		fo->dcap = cap;
+	}
+	fo->frames[fo->n++] = (struct frame){.dir = d, .n = tsk_fs_dir_getsize(d), .addr = addr,
+					     .dir_len = fo->len};
+	if (name) {
+		memcpy(fo->dir + fo->len, name, nlen - 1);
+		fo->len += nlen;
+		fo->dir[fo->len - 1] = '/';
+	}
+	fo->dir[fo->len] = '\0';
+	return true;
+}
+
+/* Leaves the last folder entered. */
+static void pop_folder(struct folders *fo)
+{
+	struct frame *f = &fo->frames[--fo->n];
+	tsk_fs_dir_close(f->dir);
+	fo->len = f->dir_len;
+	fo->dir[fo->len] = '\0';
+}
+
+/*
+ * Whether entry f, at depth levels below the root, is a folder to enter; sets
+ * *note when it is one that is not entered for a reason worth its row's error.
+ */
+static bool to_enter(const struct walker *w, const struct folders *fo, const TSK_FS_FILE *f,
+		     const char **note)
+{
+	*note = NULL;
+	if (!f->meta || !TSK_FS_IS_DIR_META(f->meta->type) ||
+	    ((f->name->flags & TSK_FS_NAME_FLAG_UNALLOC) && (f->meta->flags & TSK_FS_META_FLAG_ALLOC)))
+		return false;
+	if (f->meta->addr == TSK_FS_ORPHANDIR_INUM(w->fs)) /* entered by walk_fs(), last */
+		return false;
+	if (is_ancestor(fo, f->meta->addr)) {
+		*note = "not entered: the folder is one of its own ancestors (a damaged file system)";
+		return false;
+	}
+	if (fo->n >= MAX_LEVELS) {
+		*note = "not entered: fidx enters no folder deeper than 4096 levels";
+		return false;
+	}
+	return true;
+}
+
 /* Walks file system fs, parts[w->part]: its root directory, then every name below. */
 static bool walk_fs(struct walker *w)
 {
-	char why[512];
+	char why[512], msg[600];
+	struct folders fo = {0};
+	bool go = true, long_paths = false;
+	TSK_FS_FILE *orphans = NULL;   /* the root's $OrphanFiles, listed last */
 	TSK_FS_FILE *root = tsk_fs_file_open_meta(w->fs, NULL, w->fs->root_inum);
-	if (!root) {
-		char msg[600];
+	TSK_FS_DIR *d = root ? tsk_fs_dir_open_meta(w->fs, w->fs->root_inum) : NULL;
+	if (!d) {
 		snprintf(msg, sizeof(msg), "cannot read the root directory: %s",
 			 tsk_why(why, sizeof(why)));
+		if (root)
+			tsk_fs_file_close(root);
 		return record_failed(w, w->run->parts[w->part].name, msg);
 	}
-	bool go = record_entry(w, root, "", "");
+	const char *note = w->run->parts[w->part].error;
+	go = record_entry(w, root, "", "", *note ? note : NULL);
 	tsk_fs_file_close(root);
-	if (!go)
-		return false;
-	if (tsk_fs_dir_walk(w->fs, w->fs->root_inum,
-			    TSK_FS_DIR_WALK_FLAG_ALLOC | TSK_FS_DIR_WALK_FLAG_UNALLOC |
-			    TSK_FS_DIR_WALK_FLAG_RECURSE, on_name, w) != 0 &&
-	    !w->failed && !w->run->sink->stopping(w->run->sink->arg)) {
-		/* What could be walked is recorded; the rest is said on a row of its own. */
-		char msg[600];
-		snprintf(msg, sizeof(msg), "cannot read all of the file system: %s",
-			 tsk_why(why, sizeof(why)));
-		char name[40];
-		snprintf(name, sizeof(name), "%s/$Unread", w->run->parts[w->part].name);
-		return record_failed(w, name, msg);
+	if (go && !push_folder(&fo, d, w->fs->root_inum, NULL)) {
+		tsk_fs_dir_close(d);
+		goto nomem;
 	}
-	return !w->failed;
+	while (go && (fo.n || orphans)) {
+		if (!fo.n) {
+			/* The tree is walked: now TSK's $OrphanFiles, unless its search would
+			 * meet a path it cannot hold (its walk aborts the process on one). */
+			note = long_paths ? "not listed: The Sleuth Kit's search for orphan files"
+					    " cannot walk a file system with paths of 4,000 bytes or"
+					    " more" : NULL;
+			TSK_FS_DIR *od = long_paths ? NULL
+					 : tsk_fs_dir_open_meta(w->fs, TSK_FS_ORPHANDIR_INUM(w->fs));
+			if (!long_paths && !od) {
+				snprintf(msg, sizeof(msg), "cannot list the orphan files: %s",
+					 tsk_why(why, sizeof(why)));
+				note = msg;
+			}
+			go = record_entry(w, orphans, "", orphans->name->name, note);
+			if (go && od && !push_folder(&fo, od, TSK_FS_ORPHANDIR_INUM(w->fs),
+						     orphans->name->name)) {
+				tsk_fs_dir_close(od);
+				tsk_fs_file_close(orphans);
+				goto nomem;
+			}
+			if (!go && od)
+				tsk_fs_dir_close(od);
+			tsk_fs_file_close(orphans);
+			orphans = NULL;
+			continue;
+		}
+		struct frame *top = &fo.frames[fo.n - 1];
+		if (top->next == top->n) {
+			pop_folder(&fo);
+			continue;
+		}
+		TSK_FS_FILE *f = tsk_fs_dir_get(top->dir, top->next++);
+		if (!f || !f->name || TSK_FS_ISDOT(f->name->name)) {
+			tsk_error_reset();
+			tsk_fs_file_close(f);
+			continue;
+		}
+		with_meta(w->fs, f);
+		/* TSK's orphan search walks the whole tree again, with its own limits: last. */
+		if (f->name->meta_addr == TSK_FS_ORPHANDIR_INUM(w->fs) && fo.n == 1 && !orphans) {
+			orphans = f;
+			continue;
+		}
+		if (strlen(fo.dir) + strlen(f->name->name) >= TSK_PATH_SAFE)
+			long_paths = true;
+		TSK_FS_DIR *sub = NULL;
+		bool enter = to_enter(w, &fo, f, &note);
+		if (enter && !(sub = tsk_fs_dir_open_meta(w->fs, f->meta->addr))) {
+			/* A deleted folder whose listing is gone is what deletion leaves. */
+			if (!(f->name->flags & TSK_FS_NAME_FLAG_UNALLOC)) {
+				snprintf(msg, sizeof(msg), "cannot list the folder: %s",
+					 tsk_why(why, sizeof(why)));
+				note = msg;
+			}
+			tsk_error_reset();
+		}
+		go = record_entry(w, f, fo.dir, f->name->name, note);
+		if (go && sub && !push_folder(&fo, sub, f->meta->addr, f->name->name)) {
+			tsk_fs_dir_close(sub);
+			tsk_fs_file_close(f);
+			goto nomem;
+		}
+		if (!go && sub)
+			tsk_fs_dir_close(sub);
+		tsk_fs_file_close(f);
+	}
+	while (fo.n)
+		pop_folder(&fo);
+	tsk_fs_file_close(orphans);
+	free(fo.frames);
+	free(fo.dir);
+	return go && !w->failed;
+nomem:
+	while (fo.n)
+		pop_folder(&fo);
+	free(fo.frames);
+	free(fo.dir);
+	w->failed = true;
+	w->run->sink->fail(w->run->sink->arg, "out of memory");
+	return false;
 }
 
 /* ---- the workers ---- */
@@ -517,8 +713,12 @@ static void read_job(struct worker *k, struct job *j)
 		if (fidx_hasher_update(k->hasher, k->buf, (size_t)got) < 0)
 			goto nomem;
 		off += (uint64_t)got;
-		if (k->run->sink->stopping(k->run->sink->arg))
-			break;
+		if (off < rec->meta.size && k->run->sink->stopping(k->run->sink->arg)) {
+			tsk_fs_file_close(f);
+			if (fidx_record_set_error(rec, FIDX_ERROR_NOT_HASHED, 0) < 0)
+				k->run->sink->fail(k->run->sink->arg, "out of memory");
+			return;
+		}
 	}
 	if (fidx_hasher_final(k->hasher, rec->digest) < 0)
 		goto nomem;
@@ -734,10 +934,11 @@ static void *digest_main(void *arg)
 /*
  * Reads the MD5 and SHA-1 an E01 at path stores of its media into md5 and
  * sha1, setting *has_md5 and *has_sha1.  Returns 0 (nothing stored, or not
- * an E01: both false), or -1 when the E01 could not be opened.
+ * an E01: both false), or -1 when the E01's set could not be opened (a
+ * segment missing), with why in why (size bytes).
  */
 static int ewf_stored(const char *path, uint8_t md5[16], bool *has_md5, uint8_t sha1[20],
-		      bool *has_sha1)
+		      bool *has_sha1, char *why, size_t size)
 {
 	*has_md5 = *has_sha1 = false;
 	libewf_error_t *e = NULL;
@@ -755,6 +956,15 @@ static int ewf_stored(const char *path, uint8_t md5[16], bool *has_md5, uint8_t 
 		*has_sha1 = libewf_handle_get_sha1_hash(h, sha1, 20, &e) == 1;
 		libewf_handle_close(h, &e);
 		ret = 0;
+	} else {
+		char text[200] = "";
+		if (e)
+			libewf_error_sprint(e, text, sizeof(text));
+		for (char *p = text; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+		snprintf(why, size, "cannot read the hashes the E01 stores (is a segment of"
+			 " its set missing?)%s%s", text[0] ? ": " : "", text);
 	}
 	libewf_error_free(&e);
 	if (h)
@@ -839,8 +1049,16 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 			if (!p || !(p->flags & TSK_VS_PART_FLAG_ALLOC))
 				continue;
 			n++;
-			if (r->nparts == MAX_PARTS)
-				break;
+			if (r->nparts == MAX_PARTS) {
+				char name[16];
+				snprintf(name, sizeof(name), "p%u", n);
+				if (!record_failed(w, name, "not read: fidx reads the file systems of"
+						   " the first 128 partitions of a table")) {
+					tsk_vs_close(vs);
+					return false;
+				}
+				continue;
+			}
 			struct part *pt = &r->parts[r->nparts];
 			*pt = (struct part){.number = n};
 			snprintf(pt->name, sizeof(pt->name), "p%u", n);
@@ -913,7 +1131,9 @@ static int read_image(struct image_run *r, unsigned workers, struct fidx_error *
 	bool has_md5, has_sha1;
 	struct image_digest d = {.run = r, .mask = r->src->opts.image_digests,
 				 .lock = PTHREAD_MUTEX_INITIALIZER, .moved = PTHREAD_COND_INITIALIZER};
-	if (ewf_stored(r->root, md5, &has_md5, sha1, &has_sha1) == 0 && d.mask) {
+	char ewf_why[256] = "";
+	if (ewf_stored(r->root, md5, &has_md5, sha1, &has_sha1, ewf_why, sizeof(ewf_why)) == 0 &&
+	    d.mask) {
 		d.mask |= has_md5 ? 1u << FIDX_MD5 : 0;
 		d.mask |= has_sha1 ? 1u << FIDX_SHA1 : 0;
 	}
@@ -987,12 +1207,16 @@ stop:
 	if (d.nomem)
 		sink->fail(sink->arg, "out of memory");
 	tsk_img_close(img);
-	if (!msg[0] && has_md5 && d.mask && !d.error[0] && !d.nomem &&
-	    memcmp(d.digest[FIDX_MD5], md5, 16) != 0)
-		snprintf(msg, sizeof(msg), "the MD5 the E01 stores does not match its data");
-	else if (!msg[0] && has_sha1 && d.mask && !d.error[0] && !d.nomem &&
-		 memcmp(d.digest[FIDX_SHA1], sha1, 20) != 0)
-		snprintf(msg, sizeof(msg), "the SHA-1 the E01 stores does not match its data");
+	bool digested = d.mask && !d.error[0] && !d.nomem;
+	const char *stored = ewf_why[0] ? ewf_why
+			     : digested && has_md5 && memcmp(d.digest[FIDX_MD5], md5, 16) != 0
+			     ? "the MD5 the E01 stores does not match its data"
+			     : digested && has_sha1 && memcmp(d.digest[FIDX_SHA1], sha1, 20) != 0
+			     ? "the SHA-1 the E01 stores does not match its data" : NULL;
+	if (stored) {
+		size_t n = strlen(msg);
+		snprintf(msg + n, sizeof(msg) - n, "%s%s", n ? "; " : "", stored);
+	}
 image_row:;
 	struct fidx_record *rec = image_record(r, digesting ? &d : NULL, msg[0] ? msg : NULL);
 	if (!rec) {
@@ -1095,7 +1319,8 @@ char *fidx_image_describe(const char *path, struct fidx_error *err)
 		img->sector_size, img->num_img);
 	uint8_t md5[16], sha1[20];
 	bool has_md5, has_sha1;
-	if (ewf_stored(path, md5, &has_md5, sha1, &has_sha1) == 0) {
+	char ewf_why[256];
+	if (ewf_stored(path, md5, &has_md5, sha1, &has_sha1, ewf_why, sizeof(ewf_why)) == 0) {
 		if (has_md5) {
 			fputs(",\"stored_md5\":", out);
 			fidx_json_hex(out, md5, sizeof(md5));

@@ -32,6 +32,7 @@ tools, never from fidx:
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -274,6 +275,44 @@ def check_device(chk, d, db, ext4):
 		subprocess.run(["losetup", "-d", dev])
 
 
+def deep_tree(top, names):
+	"""Makes folders names[0]/names[1]/... below top (through descriptors: no PATH_MAX),
+	a file 'end' in the last; returns the paths made, relative."""
+	fd, made, path = os.open(top, os.O_RDONLY), [], b""
+	for n in names:
+		os.mkdir(n, dir_fd=fd)
+		sub = os.open(n, os.O_RDONLY, dir_fd=fd)
+		os.close(fd)
+		fd, path = sub, path + (b"/" if path else b"") + n
+		made.append(path)
+	os.close(os.open(b"end", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+	os.close(fd)
+	return made + [path + b"/end"]
+
+
+def check_deep(chk, d, db):
+	"""Folders 140 levels deep, and a folder path of 4,095 bytes (on which The Sleuth Kit's
+	own walk aborts the process): every entry recorded, no crash."""
+	for label, names in (("140 levels", [b"d"] * 140),
+			     ("a 4,095-byte folder path", [bytes([97 + i]) * 250 for i in range(16)] +
+			      [b"q" * 79])):
+		tree = os.path.join(d, "deep-tree")
+		shutil.rmtree(tree, ignore_errors=True)
+		os.mkdir(tree)
+		made = deep_tree(tree.encode(), names)
+		img = os.path.join(d, "deep.img")
+		if os.path.exists(img):
+			os.unlink(img)
+		subprocess.run(["mke2fs", "-q", "-t", "ext4", "-d", tree, img, "16M"], check=True,
+			       capture_output=True)
+		res = run_fidx("scan", "-q", "--image", "-o", db, img)
+		rows = rows_of(db, img.encode())
+		prefix = img.encode() + b"/fs/"
+		missing = [p for p in made if prefix + p not in rows]
+		chk.ok("deep folders (%s): no crash, every entry recorded" % label,
+		       res.rc in (0, 1) and not missing, repr((res.rc, res.err[-200:], missing[-1:])))
+
+
 def check_broken(chk, d, db, gpt):
 	"""A truncated image, a destroyed table, something that is no image."""
 	cut = I.truncated(gpt, d)
@@ -370,6 +409,7 @@ def main():
 		check_queries(chk, d, db, ext4, ec)
 		check_device(chk, d, db, ext4)
 		check_broken(chk, d, db, gpt)
+		check_deep(chk, d, db)
 		chk.eq("every image is byte-identical after all", {p: sha256_of(p) for p in before},
 		       before)
 	chk.done()

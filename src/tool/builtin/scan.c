@@ -232,6 +232,10 @@ static int find_resumable(const struct fidx_scan_list *all, const char *dbpath, 
 	if (strcmp((*row)->status, "complete") == 0)
 		fidx_error("nothing to resume: the newest scan of '%s' (scan %lld) is complete",
 			   fidx_quote((*row)->root), (long long)(*row)->id);
+	else if (shape->image)
+		fidx_error("cannot resume scan %lld of '%s': a disk image is read whole; scan it"
+			   " again with fidx scan --image", (long long)(*row)->id,
+			   fidx_quote((*row)->root));
 	else if (fidx_writer_alive((*row)->pid, (*row)->host) == 1)
 		fidx_error("cannot resume scan %lld of '%s': process %lld is %s it",
 			   (long long)(*row)->id, fidx_quote((*row)->root), (long long)(*row)->pid,
@@ -796,7 +800,10 @@ static int report(const struct scan_job *j, struct fidx_scan_result *result)
 			  " scan into the database builds its indexes", result->index_error.msg);
 	if (j->error_list)
 		print_errors(j->error_list);
-	if (result->interrupted)
+	if (result->interrupted && j->a.image)
+		fidx_error("interrupted: what was found is recorded, the scan marked 'interrupted'; a"
+			   " disk image is read whole: scan it again with fidx scan --image");
+	else if (result->interrupted)
 		print_resume_hint(result, j->shown, j->roots, j->nroots);
 	if (summary_lost(result, j->shown))
 		return 2;
