@@ -50,13 +50,19 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 # Debian's python3, which has the python3-xxhash module the tests use.
 PYTHON    ?= /usr/bin/python3
-PKGS      := sqlite3 libpq libcrypto libxxhash tsk libewf
+PKGS      := sqlite3 libpq libcrypto libxxhash
 
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
 PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null)
 CRYPTO_CFLAGS = $(shell pkg-config --cflags libcrypto libxxhash 2>/dev/null)
-TSK_CFLAGS = $(shell pkg-config --cflags tsk libewf 2>/dev/null)
+# The Sleuth Kit and libewf are loaded by the image source when an image is read
+# (dlopen: source_image.c), by the names their libraries have here.
+soname = $(shell objdump -p $(shell pkg-config --variable=libdir $(1) 2>/dev/null)/$(2).so \
+	   2>/dev/null | awk '/SONAME/ {print $$2}')
+TSK_CFLAGS = $(shell pkg-config --cflags tsk libewf 2>/dev/null) \
+	     -DFIDX_TSK_SONAME='"$(or $(call soname,tsk,libtsk),libtsk.so.19)"' \
+	     -DFIDX_EWF_SONAME='"$(or $(call soname,libewf,libewf),libewf.so.2)"'
 BASE_CFLAGS = -std=gnu17 -Wall -Wextra -pthread -D_GNU_SOURCE -DFIDX_VERSION='"$(VERSION)"' \
 	      $(CFLAGS) $(EXTRA_CFLAGS)
 ALL_LDLIBS = $(PKG_LIBS) -pthread $(EXTRA_LDFLAGS)

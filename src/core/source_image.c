@@ -46,6 +46,7 @@
  */
 #include "source.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -59,6 +60,96 @@
 #include "hash.h"
 #include "json.h"
 #include "queue.h"
+
+/*
+ * The Sleuth Kit and libewf are loaded when an image is first read
+ * (dlopen), not linked: with their own dependencies (libafflib, libcurl,
+ * libstdc++, ... 30 libraries) they made every fidx command start 11 ms
+ * later (17 ms to 28 ms for fidx --version), images or not.  Their functions
+ * are called through lib, filled from these lists; FIDX_TSK_SONAME and
+ * FIDX_EWF_SONAME are the libraries' names, as the build found them.
+ */
+#define TSK_FUNCS(X) \
+	X(tsk_img_open_utf8_sing) \
+	X(tsk_img_close) \
+	X(tsk_img_read) \
+	X(tsk_img_type_toname) \
+	X(tsk_vs_open) \
+	X(tsk_vs_close) \
+	X(tsk_vs_part_get) \
+	X(tsk_vs_type_toname) \
+	X(tsk_fs_open_vol) \
+	X(tsk_fs_open_img) \
+	X(tsk_fs_close) \
+	X(tsk_fs_type_toname) \
+	X(tsk_fs_file_open_meta) \
+	X(tsk_fs_file_close) \
+	X(tsk_fs_file_attr_get) \
+	X(tsk_fs_file_attr_getsize) \
+	X(tsk_fs_file_attr_get_idx) \
+	X(tsk_fs_attr_read) \
+	X(tsk_fs_dir_open_meta) \
+	X(tsk_fs_dir_getsize) \
+	X(tsk_fs_dir_get) \
+	X(tsk_fs_dir_close) \
+	X(tsk_error_get) \
+	X(tsk_error_reset) \
+	X(tsk_error_set_errno) \
+	X(tsk_error_set_errstr) \
+	X(tsk_version_get_str)
+#define EWF_FUNCS(X) \
+	X(libewf_check_file_signature) \
+	X(libewf_glob) \
+	X(libewf_glob_free) \
+	X(libewf_handle_initialize) \
+	X(libewf_handle_open) \
+	X(libewf_handle_get_md5_hash) \
+	X(libewf_handle_get_sha1_hash) \
+	X(libewf_handle_close) \
+	X(libewf_handle_free) \
+	X(libewf_error_free) \
+	X(libewf_error_sprint)
+
+/* The functions of both libraries, once loaded. */
+static struct {
+#define FIDX_X(name) __typeof__(name) *name;
+	TSK_FUNCS(FIDX_X)
+	EWF_FUNCS(FIDX_X)
+#undef FIDX_X
+} lib;
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static char lib_error[512];     /* why they could not be loaded, or "" */
+
+/* Loads both libraries into lib (once, by lib_ready()). */
+static void lib_load(void)
+{
+	void *tsk = dlopen(FIDX_TSK_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *ewf = tsk ? dlopen(FIDX_EWF_SONAME, RTLD_NOW | RTLD_LOCAL) : NULL;
+	const char *missing = !tsk ? FIDX_TSK_SONAME : !ewf ? FIDX_EWF_SONAME : NULL;
+#define FIDX_X(name) \
+	if (!missing && !(*(void **)&lib.name = dlsym(tsk, #name))) missing = #name;
+	TSK_FUNCS(FIDX_X)
+#undef FIDX_X
+#define FIDX_X(name) \
+	if (!missing && !(*(void **)&lib.name = dlsym(ewf, #name))) missing = #name;
+	EWF_FUNCS(FIDX_X)
+#undef FIDX_X
+	if (missing) {
+		const char *why = dlerror();
+		snprintf(lib_error, sizeof(lib_error), "cannot load The Sleuth Kit (%s): %s; install"
+			 " Debian's libtsk19 and libewf2", missing, why ? why : "not found");
+	}
+}
+
+/* Whether both libraries are loaded (loading them the first time); else err says why. */
+static bool lib_ready(struct fidx_error *err)
+{
+	pthread_once(&lib_once, lib_load);
+	if (lib_error[0] && err)
+		fidx_fail(err, ELIBACC, "%s", lib_error);
+	return !lib_error[0];
+}
 
 #define READ_BLOCK (1 << 20) /* bytes read at once from a file in the image, or the image */
 #define QUEUE_FILES 1024     /* files waiting for a worker */
@@ -113,7 +204,7 @@ struct walker {
 /* TSK's last error on this thread, on one line ("none found" when it gave none). */
 static const char *tsk_why(char *buf, size_t size)
 {
-	const char *e = tsk_error_get();
+	const char *e = lib.tsk_error_get();
 	snprintf(buf, size, "%s", e && *e ? e : "none found");
 	for (char *p = buf; *p; p++)
 		if (*p == '\n' || *p == '\r')
@@ -121,14 +212,14 @@ static const char *tsk_why(char *buf, size_t size)
 	size_t n = strlen(buf);
 	while (n && buf[n - 1] == ' ')
 		buf[--n] = '\0';
-	tsk_error_reset();
+	lib.tsk_error_reset();
 	return buf;
 }
 
 /* Opens the image at path read-only.  NULL with TSK's error set. */
 static TSK_IMG_INFO *open_image(const char *path)
 {
-	return tsk_img_open_utf8_sing(path, TSK_IMG_TYPE_DETECT, 0);
+	return lib.tsk_img_open_utf8_sing(path, TSK_IMG_TYPE_DETECT, 0);
 }
 
 /* A TSK time and its nanoseconds as a fidx time (nanoseconds kept within a second). */
@@ -279,8 +370,8 @@ static bool is_stream(const TSK_FS_ATTR *a)
 /* The 512-byte blocks the default attribute of f occupies (0 when resident or unknown). */
 static uint64_t blocks_of(TSK_FS_FILE *f)
 {
-	const TSK_FS_ATTR *a = tsk_fs_file_attr_get(f);
-	tsk_error_reset();
+	const TSK_FS_ATTR *a = lib.tsk_fs_file_attr_get(f);
+	lib.tsk_error_reset();
 	return a && (a->flags & TSK_FS_ATTR_NONRES) && a->nrd.allocsize > 0
 		       ? (uint64_t)a->nrd.allocsize / 512 : 0;
 }
@@ -361,7 +452,7 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 		goto nomem;
 	bool content = rec->type == 'f' && meta && digests && !rec->error;
 	/* The streams are read from the file's entry: listed before the file is handed on. */
-	int nattr = meta && ntfs && rec->type == 'f' ? tsk_fs_file_attr_getsize(f) : 0;
+	int nattr = meta && ntfs && rec->type == 'f' ? lib.tsk_fs_file_attr_getsize(f) : 0;
 	TSK_INUM_T addr = f->meta ? f->meta->addr : 0;
 	if (!(content ? queue_file(w, rec, addr, NULL) : put_walked(w, rec))) {
 		free(path);
@@ -369,7 +460,7 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 	}
 	rec = NULL;
 	for (int i = 0; i < nattr; i++) {
-		const TSK_FS_ATTR *a = tsk_fs_file_attr_get_idx(f, i);
+		const TSK_FS_ATTR *a = lib.tsk_fs_file_attr_get_idx(f, i);
 		if (!a || !is_stream(a))
 			continue;
 		size_t sn;
@@ -393,7 +484,7 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 			return false;
 		}
 	}
-	tsk_error_reset();
+	lib.tsk_error_reset();
 	free(path);
 	return true;
 nomem:
@@ -450,13 +541,13 @@ static void with_meta(TSK_FS_INFO *fs, TSK_FS_FILE *f)
 {
 	if (f->meta || !f->name->meta_addr)
 		return;
-	TSK_FS_FILE *m = tsk_fs_file_open_meta(fs, NULL, f->name->meta_addr);
+	TSK_FS_FILE *m = lib.tsk_fs_file_open_meta(fs, NULL, f->name->meta_addr);
 	if (m) {
-		f->meta = m->meta; /* f owns it now: tsk_fs_file_close(f) frees it */
+		f->meta = m->meta; /* f owns it now: lib.tsk_fs_file_close(f) frees it */
 		m->meta = NULL;
-		tsk_fs_file_close(m);
+		lib.tsk_fs_file_close(m);
 	}
-	tsk_error_reset();
+	lib.tsk_error_reset();
 }
 
 /* A folder being listed. */
@@ -504,7 +595,7 @@ static bool push_folder(struct folders *fo, TSK_FS_DIR *d, TSK_INUM_T addr, cons
 		fo->dir = p;
 		fo->dcap = cap;
 	}
-	fo->frames[fo->n++] = (struct frame){.dir = d, .n = tsk_fs_dir_getsize(d), .addr = addr,
+	fo->frames[fo->n++] = (struct frame){.dir = d, .n = lib.tsk_fs_dir_getsize(d), .addr = addr,
 					     .dir_len = fo->len};
 	if (name) {
 		memcpy(fo->dir + fo->len, name, nlen - 1);
@@ -519,7 +610,7 @@ static bool push_folder(struct folders *fo, TSK_FS_DIR *d, TSK_INUM_T addr, cons
 static void pop_folder(struct folders *fo)
 {
 	struct frame *f = &fo->frames[--fo->n];
-	tsk_fs_dir_close(f->dir);
+	lib.tsk_fs_dir_close(f->dir);
 	fo->len = f->dir_len;
 	fo->dir[fo->len] = '\0';
 }
@@ -555,20 +646,20 @@ static bool walk_fs(struct walker *w)
 	struct folders fo = {0};
 	bool go = true, long_paths = false;
 	TSK_FS_FILE *orphans = NULL;   /* the root's $OrphanFiles, listed last */
-	TSK_FS_FILE *root = tsk_fs_file_open_meta(w->fs, NULL, w->fs->root_inum);
-	TSK_FS_DIR *d = root ? tsk_fs_dir_open_meta(w->fs, w->fs->root_inum) : NULL;
+	TSK_FS_FILE *root = lib.tsk_fs_file_open_meta(w->fs, NULL, w->fs->root_inum);
+	TSK_FS_DIR *d = root ? lib.tsk_fs_dir_open_meta(w->fs, w->fs->root_inum) : NULL;
 	if (!d) {
 		snprintf(msg, sizeof(msg), "cannot read the root directory: %s",
 			 tsk_why(why, sizeof(why)));
 		if (root)
-			tsk_fs_file_close(root);
+			lib.tsk_fs_file_close(root);
 		return record_failed(w, w->run->parts[w->part].name, msg);
 	}
 	const char *note = w->run->parts[w->part].error;
 	go = record_entry(w, root, "", "", *note ? note : NULL);
-	tsk_fs_file_close(root);
+	lib.tsk_fs_file_close(root);
 	if (go && !push_folder(&fo, d, w->fs->root_inum, NULL)) {
-		tsk_fs_dir_close(d);
+		lib.tsk_fs_dir_close(d);
 		goto nomem;
 	}
 	while (go && (fo.n || orphans)) {
@@ -579,7 +670,7 @@ static bool walk_fs(struct walker *w)
 					    " cannot walk a file system with paths of 4,000 bytes or"
 					    " more" : NULL;
 			TSK_FS_DIR *od = long_paths ? NULL
-					 : tsk_fs_dir_open_meta(w->fs, TSK_FS_ORPHANDIR_INUM(w->fs));
+					 : lib.tsk_fs_dir_open_meta(w->fs, TSK_FS_ORPHANDIR_INUM(w->fs));
 			if (!long_paths && !od) {
 				snprintf(msg, sizeof(msg), "cannot list the orphan files: %s",
 					 tsk_why(why, sizeof(why)));
@@ -588,13 +679,13 @@ static bool walk_fs(struct walker *w)
 			go = record_entry(w, orphans, "", orphans->name->name, note);
 			if (go && od && !push_folder(&fo, od, TSK_FS_ORPHANDIR_INUM(w->fs),
 						     orphans->name->name)) {
-				tsk_fs_dir_close(od);
-				tsk_fs_file_close(orphans);
+				lib.tsk_fs_dir_close(od);
+				lib.tsk_fs_file_close(orphans);
 				goto nomem;
 			}
 			if (!go && od)
-				tsk_fs_dir_close(od);
-			tsk_fs_file_close(orphans);
+				lib.tsk_fs_dir_close(od);
+			lib.tsk_fs_file_close(orphans);
 			orphans = NULL;
 			continue;
 		}
@@ -603,10 +694,10 @@ static bool walk_fs(struct walker *w)
 			pop_folder(&fo);
 			continue;
 		}
-		TSK_FS_FILE *f = tsk_fs_dir_get(top->dir, top->next++);
+		TSK_FS_FILE *f = lib.tsk_fs_dir_get(top->dir, top->next++);
 		if (!f || !f->name || TSK_FS_ISDOT(f->name->name)) {
-			tsk_error_reset();
-			tsk_fs_file_close(f);
+			lib.tsk_error_reset();
+			lib.tsk_fs_file_close(f);
 			continue;
 		}
 		with_meta(w->fs, f);
@@ -619,28 +710,28 @@ static bool walk_fs(struct walker *w)
 			long_paths = true;
 		TSK_FS_DIR *sub = NULL;
 		bool enter = to_enter(w, &fo, f, &note);
-		if (enter && !(sub = tsk_fs_dir_open_meta(w->fs, f->meta->addr))) {
+		if (enter && !(sub = lib.tsk_fs_dir_open_meta(w->fs, f->meta->addr))) {
 			/* A deleted folder whose listing is gone is what deletion leaves. */
 			if (!(f->name->flags & TSK_FS_NAME_FLAG_UNALLOC)) {
 				snprintf(msg, sizeof(msg), "cannot list the folder: %s",
 					 tsk_why(why, sizeof(why)));
 				note = msg;
 			}
-			tsk_error_reset();
+			lib.tsk_error_reset();
 		}
 		go = record_entry(w, f, fo.dir, f->name->name, note);
 		if (go && sub && !push_folder(&fo, sub, f->meta->addr, f->name->name)) {
-			tsk_fs_dir_close(sub);
-			tsk_fs_file_close(f);
+			lib.tsk_fs_dir_close(sub);
+			lib.tsk_fs_file_close(f);
 			goto nomem;
 		}
 		if (!go && sub)
-			tsk_fs_dir_close(sub);
-		tsk_fs_file_close(f);
+			lib.tsk_fs_dir_close(sub);
+		lib.tsk_fs_file_close(f);
 	}
 	while (fo.n)
 		pop_folder(&fo);
-	tsk_fs_file_close(orphans);
+	lib.tsk_fs_file_close(orphans);
 	free(fo.frames);
 	free(fo.dir);
 	return go && !w->failed;
@@ -669,15 +760,15 @@ struct worker {
 /* The attribute of f that stream job j reads, as the walk listed it; NULL with TSK's error. */
 static const TSK_FS_ATTR *stream_of(TSK_FS_FILE *f, const struct job *j)
 {
-	int n = tsk_fs_file_attr_getsize(f);
+	int n = lib.tsk_fs_file_attr_getsize(f);
 	for (int i = 0; i < n; i++) {
-		const TSK_FS_ATTR *a = tsk_fs_file_attr_get_idx(f, i);
+		const TSK_FS_ATTR *a = lib.tsk_fs_file_attr_get_idx(f, i);
 		if (a && a->type == j->attr_type && a->id == j->attr_id)
 			return a;
 	}
-	tsk_error_reset();
-	tsk_error_set_errno(TSK_ERR_FS_ATTR_NOTFOUND);
-	tsk_error_set_errstr("the stream's attribute (%d-%d) is gone", (int)j->attr_type,
+	lib.tsk_error_reset();
+	lib.tsk_error_set_errno(TSK_ERR_FS_ATTR_NOTFOUND);
+	lib.tsk_error_set_errstr("the stream's attribute (%d-%d) is gone", (int)j->attr_type,
 			     (int)j->attr_id);
 	return NULL;
 }
@@ -692,21 +783,21 @@ static void read_job(struct worker *k, struct job *j)
 	TSK_FS_FILE *f = NULL;
 	if (!k->img && !(k->img = open_image(k->run->root)))
 		goto fail;
-	if (!k->fs[j->part] && !(k->fs[j->part] = tsk_fs_open_img(k->img, p->offset, p->type)))
+	if (!k->fs[j->part] && !(k->fs[j->part] = lib.tsk_fs_open_img(k->img, p->offset, p->type)))
 		goto fail;
-	if (!(f = tsk_fs_file_open_meta(k->fs[j->part], NULL, j->addr)))
+	if (!(f = lib.tsk_fs_file_open_meta(k->fs[j->part], NULL, j->addr)))
 		goto fail;
-	const TSK_FS_ATTR *a = j->stream ? stream_of(f, j) : tsk_fs_file_attr_get(f);
+	const TSK_FS_ATTR *a = j->stream ? stream_of(f, j) : lib.tsk_fs_file_attr_get(f);
 	op = "read";
 	if (!a && rec->meta.size == 0)
-		tsk_error_reset(); /* an empty file may have no data attribute */
+		lib.tsk_error_reset(); /* an empty file may have no data attribute */
 	else if (!a)
 		goto fail;
 	if (fidx_hasher_reset(k->hasher) < 0)
 		goto nomem;
 	for (uint64_t off = 0; a && off < rec->meta.size;) {
 		size_t want = rec->meta.size - off < READ_BLOCK ? rec->meta.size - off : READ_BLOCK;
-		ssize_t got = tsk_fs_attr_read(a, (TSK_OFF_T)off, k->buf, want,
+		ssize_t got = lib.tsk_fs_attr_read(a, (TSK_OFF_T)off, k->buf, want,
 					       TSK_FS_FILE_READ_FLAG_NONE);
 		if (got <= 0)
 			goto fail;
@@ -714,7 +805,7 @@ static void read_job(struct worker *k, struct job *j)
 			goto nomem;
 		off += (uint64_t)got;
 		if (off < rec->meta.size && k->run->sink->stopping(k->run->sink->arg)) {
-			tsk_fs_file_close(f);
+			lib.tsk_fs_file_close(f);
 			if (fidx_record_set_error(rec, FIDX_ERROR_NOT_HASHED, 0) < 0)
 				k->run->sink->fail(k->run->sink->arg, "out of memory");
 			return;
@@ -723,10 +814,10 @@ static void read_job(struct worker *k, struct job *j)
 	if (fidx_hasher_final(k->hasher, rec->digest) < 0)
 		goto nomem;
 	rec->digest_mask = k->run->src->opts.digests;
-	tsk_fs_file_close(f);
+	lib.tsk_fs_file_close(f);
 	return;
 fail:
-	tsk_fs_file_close(f);
+	lib.tsk_fs_file_close(f);
 	tsk_why(why, sizeof(why));
 	if (fidx_record_set_error(rec, op, 0) == 0) {
 		char *e = NULL;
@@ -737,7 +828,7 @@ fail:
 	}
 	return;
 nomem:
-	tsk_fs_file_close(f);
+	lib.tsk_fs_file_close(f);
 	k->run->sink->fail(k->run->sink->arg, "out of memory");
 }
 
@@ -766,9 +857,9 @@ static void *worker_main(void *arg)
 	}
 	for (size_t i = 0; i < MAX_PARTS; i++)
 		if (k->fs[i])
-			tsk_fs_close(k->fs[i]);
+			lib.tsk_fs_close(k->fs[i]);
 	if (k->img)
-		tsk_img_close(k->img);
+		lib.tsk_img_close(k->img);
 	fidx_hasher_destroy(k->hasher);
 	free(k->buf);
 	if (k->ctx)
@@ -869,7 +960,7 @@ static void read_media(struct image_digest *d, TSK_IMG_INFO *img)
 		pthread_mutex_unlock(&d->lock);
 		size_t slot = d->filled % DIGEST_RING;
 		size_t want = img->size - off < READ_BLOCK ? (size_t)(img->size - off) : READ_BLOCK;
-		ssize_t got = tsk_img_read(img, off, d->block[slot], want);
+		ssize_t got = lib.tsk_img_read(img, off, d->block[slot], want);
 		if (got <= 0) {
 			snprintf(d->error, sizeof(d->error), "read at byte %" PRId64 ": %s",
 				 (int64_t)off, got < 0 ? tsk_why(why, sizeof(why))
@@ -923,7 +1014,7 @@ static void *digest_main(void *arg)
 	for (int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	if (img)
-		tsk_img_close(img);
+		lib.tsk_img_close(img);
 	for (int k = 0; k < DIGEST_RING; k++)
 		free(d->block[k]);
 	return NULL;
@@ -942,35 +1033,35 @@ static int ewf_stored(const char *path, uint8_t md5[16], bool *has_md5, uint8_t 
 {
 	*has_md5 = *has_sha1 = false;
 	libewf_error_t *e = NULL;
-	if (libewf_check_file_signature(path, &e) != 1) {
-		libewf_error_free(&e);
+	if (lib.libewf_check_file_signature(path, &e) != 1) {
+		lib.libewf_error_free(&e);
 		return 0;
 	}
 	char **names = NULL;
 	int nnames = 0, ret = -1;
 	libewf_handle_t *h = NULL;
-	if (libewf_glob(path, strlen(path), LIBEWF_FORMAT_UNKNOWN, &names, &nnames, &e) == 1 &&
-	    libewf_handle_initialize(&h, &e) == 1 &&
-	    libewf_handle_open(h, names, nnames, LIBEWF_OPEN_READ, &e) == 1) {
-		*has_md5 = libewf_handle_get_md5_hash(h, md5, 16, &e) == 1;
-		*has_sha1 = libewf_handle_get_sha1_hash(h, sha1, 20, &e) == 1;
-		libewf_handle_close(h, &e);
+	if (lib.libewf_glob(path, strlen(path), LIBEWF_FORMAT_UNKNOWN, &names, &nnames, &e) == 1 &&
+	    lib.libewf_handle_initialize(&h, &e) == 1 &&
+	    lib.libewf_handle_open(h, names, nnames, LIBEWF_OPEN_READ, &e) == 1) {
+		*has_md5 = lib.libewf_handle_get_md5_hash(h, md5, 16, &e) == 1;
+		*has_sha1 = lib.libewf_handle_get_sha1_hash(h, sha1, 20, &e) == 1;
+		lib.libewf_handle_close(h, &e);
 		ret = 0;
 	} else {
 		char text[200] = "";
 		if (e)
-			libewf_error_sprint(e, text, sizeof(text));
+			lib.libewf_error_sprint(e, text, sizeof(text));
 		for (char *p = text; *p; p++)
 			if (*p == '\n' || *p == '\r')
 				*p = ' ';
 		snprintf(why, size, "cannot read the hashes the E01 stores (is a segment of"
 			 " its set missing?)%s%s", text[0] ? ": " : "", text);
 	}
-	libewf_error_free(&e);
+	lib.libewf_error_free(&e);
 	if (h)
-		libewf_handle_free(&h, NULL);
+		lib.libewf_handle_free(&h, NULL);
 	if (names)
-		libewf_glob_free(names, nnames, NULL);
+		lib.libewf_glob_free(names, nnames, NULL);
 	return ret;
 }
 
@@ -1041,11 +1132,11 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 {
 	struct image_run *r = w->run;
 	char vs_why[256], fs_why[256];
-	TSK_VS_INFO *vs = tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	TSK_VS_INFO *vs = lib.tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
 	if (vs) {
 		unsigned n = 0;
 		for (TSK_PNUM_T i = 0; i < vs->part_count; i++) {
-			const TSK_VS_PART_INFO *p = tsk_vs_part_get(vs, i);
+			const TSK_VS_PART_INFO *p = lib.tsk_vs_part_get(vs, i);
 			if (!p || !(p->flags & TSK_VS_PART_FLAG_ALLOC))
 				continue;
 			n++;
@@ -1054,7 +1145,7 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 				snprintf(name, sizeof(name), "p%u", n);
 				if (!record_failed(w, name, "not read: fidx reads the file systems of"
 						   " the first 128 partitions of a table")) {
-					tsk_vs_close(vs);
+					lib.tsk_vs_close(vs);
 					return false;
 				}
 				continue;
@@ -1069,7 +1160,7 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 					 " reaches (sector %" PRIu64 ", %" PRIu64 " sectors)",
 					 (uint64_t)p->start, (uint64_t)p->len);
 				if (!record_failed(w, pt->name, msg)) {
-					tsk_vs_close(vs);
+					lib.tsk_vs_close(vs);
 					return false;
 				}
 				continue;
@@ -1079,27 +1170,27 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 				snprintf(pt->error, sizeof(pt->error), "the partition ends at byte %" PRId64
 					 ", past the end of the image (%" PRId64 " bytes): truncated?",
 					 (int64_t)end, (int64_t)img->size);
-			TSK_FS_INFO *fs = tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
+			TSK_FS_INFO *fs = lib.tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
 			if (!fs) {
 				char msg[600];
 				snprintf(msg, sizeof(msg), "no file system The Sleuth Kit can read (%s)%s%s",
 					 tsk_why(fs_why, sizeof(fs_why)), *pt->error ? "; " : "",
 					 pt->error);
 				if (!record_failed(w, pt->name, msg)) {
-					tsk_vs_close(vs);
+					lib.tsk_vs_close(vs);
 					return false;
 				}
 				continue;
 			}
 			pt->type = fs->ftype;
-			tsk_fs_close(fs);
+			lib.tsk_fs_close(fs);
 			r->nparts++;
 		}
-		tsk_vs_close(vs);
+		lib.tsk_vs_close(vs);
 		return true;
 	}
 	tsk_why(vs_why, sizeof(vs_why));
-	TSK_FS_INFO *fs = tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+	TSK_FS_INFO *fs = lib.tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
 	if (!fs) {
 		snprintf(why, size, "neither a partition table (%s) nor a file system (%s) The"
 			 " Sleuth Kit can read", vs_why, tsk_why(fs_why, sizeof(fs_why)));
@@ -1111,7 +1202,7 @@ static bool find_parts(struct walker *w, TSK_IMG_INFO *img, char *why, size_t si
 	pt->offset = 0;
 	pt->type = fs->ftype;
 	pt->number = 0;
-	tsk_fs_close(fs);
+	lib.tsk_fs_close(fs);
 	return true;
 }
 
@@ -1172,7 +1263,7 @@ static int read_image(struct image_run *r, unsigned workers, struct fidx_error *
 	}
 	for (w.part = 0; w.part < r->nparts && !sink->stopping(sink->arg); w.part++) {
 		const struct part *p = &r->parts[w.part];
-		if (!(w.fs = tsk_fs_open_img(img, p->offset, p->type))) {
+		if (!(w.fs = lib.tsk_fs_open_img(img, p->offset, p->type))) {
 			char m[600];
 			snprintf(m, sizeof(m), "cannot open the file system: %s",
 				 tsk_why(why, sizeof(why)));
@@ -1181,7 +1272,7 @@ static int read_image(struct image_run *r, unsigned workers, struct fidx_error *
 			continue;
 		}
 		bool go = walk_fs(&w);
-		tsk_fs_close(w.fs);
+		lib.tsk_fs_close(w.fs);
 		w.fs = NULL;
 		if (!go)
 			break;
@@ -1206,7 +1297,7 @@ stop:
 		pthread_join(digest_tid, NULL);
 	if (d.nomem)
 		sink->fail(sink->arg, "out of memory");
-	tsk_img_close(img);
+	lib.tsk_img_close(img);
 	bool digested = d.mask && !d.error[0] && !d.nomem;
 	const char *stored = ewf_why[0] ? ewf_why
 			     : digested && has_md5 && memcmp(d.digest[FIDX_MD5], md5, 16) != 0
@@ -1275,6 +1366,8 @@ static const struct fidx_source_ops image_ops = {
 struct fidx_source *fidx_image_source_new(const struct fidx_image_source_opts *opts,
 					  struct fidx_error *err)
 {
+	if (!lib_ready(err))
+		return NULL;
 	struct image_source *src = calloc(1, sizeof(*src));
 	if (!src) {
 		fidx_fail_nomem(err);
@@ -1299,6 +1392,8 @@ static void json_or_null(FILE *out, const char *s)
 char *fidx_image_describe(const char *path, struct fidx_error *err)
 {
 	char why[512];
+	if (!lib_ready(err))
+		return NULL;
 	TSK_IMG_INFO *img = open_image(path);
 	if (!img) {
 		fidx_fail(err, EMEDIUMTYPE, "cannot open '%s' as a disk image: %s", fidx_quote(path),
@@ -1309,12 +1404,12 @@ char *fidx_image_describe(const char *path, struct fidx_error *err)
 	size_t size = 0;
 	FILE *out = open_memstream(&buf, &size);
 	if (!out) {
-		tsk_img_close(img);
+		lib.tsk_img_close(img);
 		fidx_fail_nomem(err);
 		return NULL;
 	}
 	fputs("{\"format\":", out);
-	json_or_null(out, tsk_img_type_toname(img->itype));
+	json_or_null(out, lib.tsk_img_type_toname(img->itype));
 	fprintf(out, ",\"size\":%" PRId64 ",\"sector_size\":%u,\"pieces\":%d", (int64_t)img->size,
 		img->sector_size, img->num_img);
 	uint8_t md5[16], sha1[20];
@@ -1330,44 +1425,44 @@ char *fidx_image_describe(const char *path, struct fidx_error *err)
 			fidx_json_hex(out, sha1, sizeof(sha1));
 		}
 	}
-	TSK_VS_INFO *vs = tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	TSK_VS_INFO *vs = lib.tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
 	fputs(",\"table\":", out);
-	json_or_null(out, vs ? tsk_vs_type_toname(vs->vstype) : NULL);
+	json_or_null(out, vs ? lib.tsk_vs_type_toname(vs->vstype) : NULL);
 	if (!vs)
-		tsk_error_reset();
+		lib.tsk_error_reset();
 	fputs(",\"partitions\":[", out);
 	unsigned n = 0;
 	for (TSK_PNUM_T i = 0; vs && i < vs->part_count; i++) {
-		const TSK_VS_PART_INFO *p = tsk_vs_part_get(vs, i);
+		const TSK_VS_PART_INFO *p = lib.tsk_vs_part_get(vs, i);
 		if (!p || !(p->flags & TSK_VS_PART_FLAG_ALLOC))
 			continue;
-		TSK_FS_INFO *fs = tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
+		TSK_FS_INFO *fs = lib.tsk_fs_open_vol(p, TSK_FS_TYPE_DETECT);
 		fprintf(out, "%s{\"name\":\"p%u\",\"start\":%" PRIu64 ",\"length\":%" PRIu64
 			",\"description\":", n ? "," : "", n + 1, (uint64_t)p->start, (uint64_t)p->len);
 		n++;
 		json_or_null(out, p->desc);
 		fputs(",\"fs\":", out);
-		json_or_null(out, fs ? tsk_fs_type_toname(fs->ftype) : NULL);
+		json_or_null(out, fs ? lib.tsk_fs_type_toname(fs->ftype) : NULL);
 		fputc('}', out);
 		if (fs)
-			tsk_fs_close(fs);
+			lib.tsk_fs_close(fs);
 		else
-			tsk_error_reset();
+			lib.tsk_error_reset();
 	}
 	fputc(']', out);
 	if (!vs) {
-		TSK_FS_INFO *fs = tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+		TSK_FS_INFO *fs = lib.tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
 		fputs(",\"fs\":", out);
-		json_or_null(out, fs ? tsk_fs_type_toname(fs->ftype) : NULL);
+		json_or_null(out, fs ? lib.tsk_fs_type_toname(fs->ftype) : NULL);
 		if (fs)
-			tsk_fs_close(fs);
+			lib.tsk_fs_close(fs);
 		else
-			tsk_error_reset();
+			lib.tsk_error_reset();
 	} else {
-		tsk_vs_close(vs);
+		lib.tsk_vs_close(vs);
 	}
 	fputc('}', out);
-	tsk_img_close(img);
+	lib.tsk_img_close(img);
 	if (fclose(out) != 0) {
 		free(buf);
 		fidx_fail_nomem(err);
@@ -1384,28 +1479,32 @@ bool fidx_image_probe(const char *path)
 		return false;
 	if (S_ISBLK(sb.st_mode))
 		return true;
+	if (!lib_ready(NULL))
+		return false;
 	TSK_IMG_INFO *img = open_image(path);
 	if (!img) {
-		tsk_error_reset();
+		lib.tsk_error_reset();
 		return false;
 	}
 	/* A raw file is anything: only a partition table or a file system in it says "image". */
 	bool found = img->itype != TSK_IMG_TYPE_RAW;
-	TSK_VS_INFO *vs = found ? NULL : tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
-	TSK_FS_INFO *fs = found || vs ? NULL : tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
+	TSK_VS_INFO *vs = found ? NULL : lib.tsk_vs_open(img, 0, TSK_VS_TYPE_DETECT);
+	TSK_FS_INFO *fs = found || vs ? NULL : lib.tsk_fs_open_img(img, 0, TSK_FS_TYPE_DETECT);
 	found = found || vs || fs;
 	if (vs)
-		tsk_vs_close(vs);
+		lib.tsk_vs_close(vs);
 	if (fs)
-		tsk_fs_close(fs);
-	tsk_error_reset();
-	tsk_img_close(img);
+		lib.tsk_fs_close(fs);
+	lib.tsk_error_reset();
+	lib.tsk_img_close(img);
 	return found;
 }
 
 const char *fidx_image_library(void)
 {
 	static char text[64];
-	snprintf(text, sizeof(text), "The Sleuth Kit %s", tsk_version_get_str());
+	if (!lib_ready(NULL))
+		return "The Sleuth Kit: not installed (" FIDX_TSK_SONAME ")";
+	snprintf(text, sizeof(text), "The Sleuth Kit %s", lib.tsk_version_get_str());
 	return text;
 }
