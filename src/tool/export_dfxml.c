@@ -279,11 +279,22 @@ void export_dfxml_row(struct export_ctx *ctx, const struct fidx_row *row)
 	put_element(out, "    ", "filename", export_text(row, FIDX_COL_PATH));
 	if (fidx_row_has(row, FIDX_COL_ERROR))
 		put_element(out, "    ", "error", fidx_row_text(row, FIDX_COL_ERROR));
+	/* An entry of a disk image (fidx scan --image): its partition (pN), as fiwalk numbers them. */
+	const char *state = fidx_row_text(row, FIDX_COL_STATE);
+	if (state && fidx_row_u64(row, FIDX_COL_DEV))
+		put_int(out, "partition", row, FIDX_COL_DEV, true);
 	put_int(out, "id", row, FIDX_COL_ID, false);
 	export_puts(out, "    <name_type>");
 	putc_unlocked(name_type, out);
 	export_puts(out, "</name_type>\n");
 	put_int(out, "filesize", row, FIDX_COL_SIZE, true);
+	/* Its allocation, as fiwalk writes it: a deleted name and an orphan are unallocated. */
+	if (state) {
+		bool live = strcmp(state, "allocated") == 0 || strcmp(state, "virtual") == 0;
+		export_puts(out, live ? "    <alloc>1</alloc>\n" : "    <unalloc>1</unalloc>\n");
+		if (strcmp(state, "orphan") == 0)
+			export_puts(out, "    <orphan>1</orphan>\n");
+	}
 	put_int(out, "inode", row, FIDX_COL_INO, true);
 	if (meta_type) {
 		export_puts(out, "    <meta_type>");

@@ -284,6 +284,13 @@ def user_prefix(uid):
 	return ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"]
 
 
+def is_asan():
+	"""Whether the binary under test is a sanitizer build (each run costs ~10x; its RSS means
+	little): a script may then repeat a randomised check fewer times."""
+	with open(FIDX, "rb") as f:
+		return b"__asan_init" in f.read()
+
+
 def run_fidx(*args, timeout=120, env=None, cwd=None, uid=None, preload=None):
 	"""
 	Runs fidx with args (str or bytes), stdin from /dev/null, and returns a

@@ -664,15 +664,9 @@ def peak_rss_kib(args):
 	return os.waitstatus_to_exitcode(status), ru.ru_maxrss
 
 
-def is_asan():
-	"""Whether the binary under test is a sanitizer build (its RSS means little)."""
-	with open(lib.FIDX, "rb") as f:
-		return b"__asan_init" in f.read()
-
-
 def check_streaming(chk, top, db):
 	"""Peak RSS with 200,000 more rows stays that of the small database."""
-	if is_asan():
+	if lib.is_asan():
 		chk.skip("streaming: peak RSS", "a sanitizer build")
 		return
 	big = top + b"/big.db"

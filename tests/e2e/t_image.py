@@ -31,6 +31,7 @@ tools, never from fidx:
 
 import hashlib
 import json
+import xml.etree.ElementTree as ET
 import os
 import shutil
 import sqlite3
@@ -41,6 +42,7 @@ import images as I
 import lib
 from lib import Checker, run_fidx
 
+DFXML = "{http://www.forensicswiki.org/wiki/Category:Digital_Forensics_XML}"
 TYPES = {"r": b"f", "d": b"d", "l": b"l", "p": b"p", "v": b"f", "V": b"d"}
 
 
@@ -150,8 +152,9 @@ def check_content(chk, label, rows, prefix, image, fl, offset=None):
 	chk.eq(label + ": SHA-256 and MD5 of every live file as icat's", wrong, [])
 
 
-def check_fiwalk(chk, label, rows, prefix, image):
-	"""fiwalk's file list (its DFXML) is in the rows, with its MD5 where it has one."""
+def check_fiwalk(chk, label, rows, prefix, image, db):
+	"""fiwalk's file list (its DFXML) is in the rows, with its MD5 where it has one; the
+	DFXML export says allocated or not as fiwalk does."""
 	fw = I.fiwalk_files([image])
 	missing = [f["path"] for f in fw if prefix + f["path"] not in rows]
 	chk.eq(label + ": every fiwalk fileobject is a row", missing, [])
@@ -159,6 +162,17 @@ def check_fiwalk(chk, label, rows, prefix, image):
 	       rows[prefix + f["path"]]["type"] == b"f" and
 	       (rows[prefix + f["path"]]["md5"] or b"").hex() != f["md5"]]
 	chk.eq(label + ": MD5 of the regular files as fiwalk's", bad, [])
+	# export --format dfxml: allocated or not as fiwalk says, for every file both list.
+	scan = scan_of(db, image)["id"]
+	res = run_fidx("export", "--format", "dfxml", "--db", db, "--scan", str(scan))
+	ours = {}
+	for fo in ET.fromstring(res.out).iter(DFXML + "fileobject"):
+		name = fo.findtext(DFXML + "filename", "").encode("utf-8", "surrogateescape")
+		if name.startswith(prefix):
+			ours[name[len(prefix):]] = fo.find(DFXML + "unalloc") is None
+	theirs = {f["path"]: f["alloc"] for f in fw if f["path"] in ours and f["alloc"] is not None}
+	chk.eq(label + ": export --format dfxml: alloc and unalloc as fiwalk's",
+	       {p: ours[p] for p in theirs if ours[p] != theirs[p]}, {})
 
 
 def check_ntfs(chk, db, ntfs, contents):
@@ -396,7 +410,7 @@ def main():
 			prefix = img.encode() + b"/fs/"
 			fl = check_fls(chk, label, rows, prefix, img)
 			check_content(chk, label, rows, prefix, img, fl)
-			check_fiwalk(chk, label, rows, prefix, img)
+			check_fiwalk(chk, label, rows, prefix, img, db)
 			deleted = {x["path"] for x in fl if x["deleted"]}
 			chk.ok("%s: the deleted files are rows, marked deleted" % label,
 			       deleted and all(rows[prefix + p]["state"] in (b"deleted", b"reallocated")
