@@ -3,8 +3,9 @@
  *
  * The scan pipeline (scan.h) hashes, batches and stores records; a source
  * makes them.  The live filesystem's walk is one source (source_walk.c); a
- * disk image read with The Sleuth Kit is meant to be another, added as one
- * more file beside it and not by touching the pipeline.  A source is a
+ * disk image read with The Sleuth Kit is another (source_image.c), added as
+ * one more file beside it; the pipeline only learned to leave alone a record
+ * whose path names no file to read (no_read).  A source is a
  * struct fidx_source behind an ops table, as the store is (store.h):
  *
  *   run()   produces one record per entry under each root, on threads of its
