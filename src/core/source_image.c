@@ -615,6 +615,16 @@ static void pop_folder(struct folders *fo)
 	fo->dir[fo->len] = '\0';
 }
 
+/* Leaves every folder entered, closes orphans (NULL allowed) and frees fo's memory. */
+static void folders_free(struct folders *fo, TSK_FS_FILE *orphans)
+{
+	while (fo->n)
+		pop_folder(fo);
+	lib.tsk_fs_file_close(orphans);
+	free(fo->frames);
+	free(fo->dir);
+}
+
 /*
  * Whether entry f, at depth levels below the root, is a folder to enter; sets
  * *note when it is one that is not entered for a reason worth its row's error.
@@ -639,6 +649,27 @@ static bool to_enter(const struct walker *w, const struct folders *fo, const TSK
 	return true;
 }
 
+/*
+ * Records entry f of the folder being listed (fo->dir) with the error note,
+ * then enters sub, its listing at addr (NULL: none).  Takes f and sub.
+ * Returns 1 to go on, 0 when the walk must stop, -1 when out of memory.
+ */
+static int record_and_enter(struct walker *w, struct folders *fo, TSK_FS_FILE *f,
+			    TSK_FS_DIR *sub, TSK_INUM_T addr, const char *note)
+{
+	int rc = record_entry(w, f, fo->dir, f->name->name, note) ? 1 : 0;
+	if (rc && sub) {
+		if (push_folder(fo, sub, addr, f->name->name))
+			sub = NULL; /* the stack's now */
+		else
+			rc = -1;
+	}
+	if (sub)
+		lib.tsk_fs_dir_close(sub);
+	lib.tsk_fs_file_close(f);
+	return rc;
+}
+
 /* Walks file system fs, parts[w->part]: its root directory, then every name below. */
 static bool walk_fs(struct walker *w)
 {
@@ -658,8 +689,10 @@ static bool walk_fs(struct walker *w)
 	const char *note = w->run->parts[w->part].error;
 	go = record_entry(w, root, "", "", *note ? note : NULL);
 	lib.tsk_fs_file_close(root);
-	if (go && !push_folder(&fo, d, w->fs->root_inum, NULL)) {
+	if (!go || !push_folder(&fo, d, w->fs->root_inum, NULL)) {
 		lib.tsk_fs_dir_close(d);
+		if (!go)
+			return false;
 		goto nomem;
 	}
 	while (go && (fo.n || orphans)) {
@@ -676,17 +709,12 @@ static bool walk_fs(struct walker *w)
 					 tsk_why(why, sizeof(why)));
 				note = msg;
 			}
-			go = record_entry(w, orphans, "", orphans->name->name, note);
-			if (go && od && !push_folder(&fo, od, TSK_FS_ORPHANDIR_INUM(w->fs),
-						     orphans->name->name)) {
-				lib.tsk_fs_dir_close(od);
-				lib.tsk_fs_file_close(orphans);
-				goto nomem;
-			}
-			if (!go && od)
-				lib.tsk_fs_dir_close(od);
-			lib.tsk_fs_file_close(orphans);
+			int rc = record_and_enter(w, &fo, orphans, od, TSK_FS_ORPHANDIR_INUM(w->fs),
+						  note);
 			orphans = NULL;
+			if (rc < 0)
+				goto nomem;
+			go = rc > 0;
 			continue;
 		}
 		struct frame *top = &fo.frames[fo.n - 1];
@@ -719,27 +747,15 @@ static bool walk_fs(struct walker *w)
 			}
 			lib.tsk_error_reset();
 		}
-		go = record_entry(w, f, fo.dir, f->name->name, note);
-		if (go && sub && !push_folder(&fo, sub, f->meta->addr, f->name->name)) {
-			lib.tsk_fs_dir_close(sub);
-			lib.tsk_fs_file_close(f);
+		int rc = record_and_enter(w, &fo, f, sub, sub ? f->meta->addr : 0, note);
+		if (rc < 0)
 			goto nomem;
-		}
-		if (!go && sub)
-			lib.tsk_fs_dir_close(sub);
-		lib.tsk_fs_file_close(f);
+		go = rc > 0;
 	}
-	while (fo.n)
-		pop_folder(&fo);
-	lib.tsk_fs_file_close(orphans);
-	free(fo.frames);
-	free(fo.dir);
+	folders_free(&fo, orphans);
 	return go && !w->failed;
 nomem:
-	while (fo.n)
-		pop_folder(&fo);
-	free(fo.frames);
-	free(fo.dir);
+	folders_free(&fo, orphans);
 	w->failed = true;
 	w->run->sink->fail(w->run->sink->arg, "out of memory");
 	return false;
