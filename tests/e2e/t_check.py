@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it relies on timestamp ticks.
 """t_check.py - fidx check: the live tree against its baseline scan.
 
 The tree, the mutations and the expected report are t_diff.py's (a ground

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it holds an export stuck in write() after a fixed pause.
 """t_evidence.py - the query commands leave evidence as they found it.
 
 A database that no connection is open on (no -wal or -shm beside it) is read

@@ -1,3 +1,4 @@
+# e2e: alone (tests/e2e/run): it restarts the server in the middle of scans.
 """t_fleet.py - many hosts in one PostgreSQL store, and a server that goes away.
 
 Each "host" is fidx run in a UTS namespace of its own with a host name set

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it answers prompts as they appear.
 """t_interactive.py - the interactive mode: `fidx scan -i`, and `fidx` alone on a terminal.
 
 Drives the real binary ($FIDX) through a pseudo-terminal, as a person would:

@@ -1,3 +1,4 @@
+# e2e: alone (tests/e2e/run): it kills pushes at random moments.
 """t_push.py - fidx push: scans made offline copied into a PostgreSQL store.
 
 A SQLite database holds three scans: t_columns' hostile tree (every digest),

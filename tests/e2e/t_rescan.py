@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it relies on timestamp ticks and interrupts scans mid-run.
 """t_rescan.py - incremental rescans (digests reused) and `fidx scan --resume`.
 
 Incremental: a tree is scanned, then changed the ways a disk changes (a file

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it interrupts scans at chosen moments.
 """t_signals.py - SIGINT, SIGTERM, SIGHUP and SIGKILL in the middle of a scan.
 
 A slow tree: fifty small files and eight sparse files of 1 GiB, scanned with

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: alone (tests/e2e/run): it watches the progress line redraw while a scan runs.
 """t_terminal.py - what reaches a terminal, under a pseudo-terminal.
 
 Names: a tree of hostile names (ESC sequences that colour the terminal and
