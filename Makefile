@@ -113,7 +113,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-aide bench-fleet bench-image clean
+.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -323,6 +323,11 @@ bench-fleet: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
 	BUILD=$(BUILD) bench/fleet
+
+bench-store: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree $(BUILD)/bench/sqlite/store-bench
+	BUILD=$(BUILD) bench/store
 
 bench-rescan: deps
 	@scripts/install-deps --bench

@@ -3,18 +3,22 @@
  * sealer that computes seals while a scan is written (seal.h).
  *
  * Sealing (struct fidx_sealer): the store hands over each file row right
- * after it wrote it, as its fields.  The store's thread makes the row's line
- * (fidx_seal_line()) and puts it into a batch; a hashing thread adds each
- * line to its scan's running SHA-256 and computes the line's row hash; the
- * store's thread then hands the batch's row hashes back to the store (put),
- * which keeps them in the transaction that holds the rows (the store syncs
- * before each commit, so a rollback drops both):
+ * after it wrote it, as its fields.  The store's thread copies the fields
+ * (and their bytes) into a batch; a hashing thread makes each row's line
+ * (fidx_seal_line()), adds it to its scan's running SHA-256 and computes
+ * the line's row hash; the store's thread then hands the batch's row hashes
+ * back to the store (put), which keeps them in the transaction that holds
+ * the rows (the store syncs before each commit, so a rollback drops both).
+ * Making the lines on the hasher's thread takes the hex and decimal
+ * formatting off the store's, which is a scan's critical path.  A row with
+ * an OTHER field (read back by the store, formatted by its quote callback on
+ * the store's thread) has its line made by the store's thread instead:
  *
- *     store thread:  fidx_sealer_row() ──► line ──► slot of the ring ──┐
- *                                                                      ▼
- *     hasher thread:          scan's seal += line; row hash = SHA-256(line)
- *                                                                      │
- *     store thread:  put(ids, scans, hashes) ◄── a batch of 128 ◄──────┘
+ *     store thread:  fidx_sealer_row() ──► fields (or line) ──► slot of the ring ──┐
+ *                                                                                  ▼
+ *     hasher thread:     line of the fields; scan's seal += line; row hash = SHA-256(line)
+ *                                                                                  │
+ *     store thread:  put(ids, scans, hashes) ◄── a batch of 128 ◄──────────────────┘
  *                    (when the ring is full, and at every sync)
  *
  *     fidx_sealer_end():  sync, then the scan row's line, last ──► the seal
@@ -349,12 +353,20 @@ struct scan_seal {
 	EVP_MD_CTX *all;  /* SHA-256 of its lines so far */
 };
 
-/* One batch of rows. */
+/*
+ * One batch of rows.  Row i is either fields (nfield[i] > 0: its fields at
+ * field + i * FIDX_SEAL_FILE_FIELDS, a BYTES field's bytes at bytes + its i)
+ * or a line made by the store's thread (nfield[i] == 0: in text, up to end[i]).
+ */
 struct slot {
-	char *text;                                  /* the lines, each with its '\n' */
+	char *text;                                  /* the lines made, each with its '\n' */
 	size_t len, cap;                             /* bytes used and allocated */
+	struct fidx_seal_field *field;               /* the rows' fields (allocated once) */
+	unsigned char *bytes;                        /* the bytes of their BYTES fields */
+	size_t blen, bcap;                           /* bytes used and allocated */
 	size_t n;                                    /* rows in the batch */
-	size_t end[BATCH_ROWS];                      /* where each row's line ends (after '\n') */
+	uint8_t nfield[BATCH_ROWS];                  /* each row's fields, or 0 for a line */
+	size_t end[BATCH_ROWS];                      /* where a row's line ends (after '\n') */
 	int64_t id[BATCH_ROWS];                      /* the rows' file ids */
 	int64_t scan_id[BATCH_ROWS];                 /* their scans' ids */
 	struct scan_seal *scan[BATCH_ROWS];          /* their scans */
@@ -362,7 +374,8 @@ struct slot {
 };
 
 struct fidx_sealer {
-	struct fidx_seal_lines *l;  /* lines */
+	struct fidx_seal_lines *l;  /* lines made by the store's thread */
+	struct fidx_seal_lines *hl; /* lines made by the hasher thread */
 	fidx_seal_put_fn *put;      /* where row hashes go */
 	void *put_arg;
 	struct scan_seal **scan;    /* the scans being sealed (each allocated alone: a slot points to it) */
@@ -383,14 +396,38 @@ struct fidx_sealer {
 	bool failed;                /* a digest call failed */
 };
 
-/* Hashes batch s: each line into its scan's seal, and its row hash.  Returns 0, or -1. */
+/*
+ * Hashes batch s: makes the lines of the rows kept as fields, and adds each
+ * line to its scan's seal and computes its row hash.  Returns 0, or -1.
+ */
 static int hash_batch(struct fidx_sealer *z, struct slot *s)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	for (size_t i = 0, start = 0; i < s->n; start = s->end[i++]) {
-		if (!EVP_DigestUpdate(s->scan[i]->all, s->text + start, s->end[i] - start) ||
+	struct fidx_error err;
+	size_t start = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *line;
+		size_t len;
+		if (s->nfield[i]) {
+			struct fidx_seal_field *f = s->field + i * FIDX_SEAL_FILE_FIELDS;
+			for (size_t c = 0; c < s->nfield[i]; c++)
+				if (f[c].kind == FIDX_SEAL_BYTES)
+					f[c].p = s->bytes + f[c].i;
+			if (fidx_seal_line(z->hl, fidx_seal_file_columns, f, s->nfield[i],
+					   FIDX_SEAL_FILE_ALWAYS, &err) < 0 ||
+			    reserve(z->hl, 1, &err) < 0)
+				return -1;
+			z->hl->line[z->hl->len] = '\n';
+			line = z->hl->line;
+			len = z->hl->len + 1;
+		} else {
+			line = s->text + start;
+			len = s->end[i] - start;
+			start = s->end[i];
+		}
+		if (!EVP_DigestUpdate(s->scan[i]->all, line, len) ||
 		    !EVP_DigestInit_ex2(z->hone, z->l->sha256, NULL) ||
-		    !EVP_DigestUpdate(z->hone, s->text + start, s->end[i] - 1 - start) ||
+		    !EVP_DigestUpdate(z->hone, line, len - 1) ||
 		    !EVP_DigestFinal_ex(z->hone, md, NULL))
 			return -1;
 		memcpy(s->hash[i], md, FIDX_ROW_HASH_LEN);
@@ -449,13 +486,31 @@ static int put_batch(struct fidx_sealer *z, struct fidx_error *err)
 {
 	struct slot *s = &z->slot[z->put_done % RING];
 	if (!wait_hashed(z, z->put_done))
-		return fidx_fail(err, ENOMEM, "cannot compute SHA-256");
+		return fidx_fail(err, ENOMEM, "cannot make or hash the rows' lines: out of memory");
 	if (z->put(z->put_arg, s->id, s->scan_id, (const uint8_t (*)[FIDX_ROW_HASH_LEN])s->hash,
 		   s->n, err) < 0)
 		return -1;
-	s->n = s->len = 0;
+	s->n = s->len = s->blen = 0;
 	z->put_done++;
 	return 0;
+}
+
+/*
+ * Records row id of scan c as the next of the batch being filled (its line or
+ * fields already there), and hands the batch over when full.  Returns 0, or
+ * -1 with err set.
+ */
+static int add_row(struct fidx_sealer *z, struct slot *s, struct scan_seal *c, int64_t id,
+		   struct fidx_error *err)
+{
+	s->id[s->n] = id;
+	s->scan_id[s->n] = c->scan_id;
+	s->scan[s->n++] = c;
+	if (s->n < BATCH_ROWS)
+		return 0;
+	submit(z);
+	/* Keep a slot to fill: hand the oldest batch over once the ring is full. */
+	return z->filled - z->put_done == RING ? put_batch(z, err) : 0;
 }
 
 /* Adds the line made (z->l) of row id of scan c to the ring.  Returns 0, or -1 with err set. */
@@ -478,14 +533,50 @@ static int add_line(struct fidx_sealer *z, struct scan_seal *c, int64_t id,
 	s->len += z->l->len;
 	s->text[s->len++] = '\n';
 	s->end[s->n] = s->len;
-	s->id[s->n] = id;
-	s->scan_id[s->n] = c->scan_id;
-	s->scan[s->n++] = c;
-	if (s->n < BATCH_ROWS)
-		return 0;
-	submit(z);
-	/* Keep a slot to fill: hand the oldest batch over once the ring is full. */
-	return z->filled - z->put_done == RING ? put_batch(z, err) : 0;
+	s->nfield[s->n] = 0;
+	return add_row(z, s, c, id, err);
+}
+
+/*
+ * Adds the first n of row id's fields f (of scan c; none OTHER) to the ring,
+ * their bytes copied, for the hasher to make its line.  Returns 0, or -1 with
+ * err set.
+ */
+static int add_fields(struct fidx_sealer *z, struct scan_seal *c, int64_t id,
+		      const struct fidx_seal_field *f, size_t n, struct fidx_error *err)
+{
+	struct slot *s = &z->slot[z->filled % RING];
+	size_t need = 0;
+	for (size_t i = 0; i < n; i++)
+		if (f[i].kind == FIDX_SEAL_BYTES)
+			need += f[i].n;
+	if (!s->field &&
+	    !(s->field = malloc(BATCH_ROWS * FIDX_SEAL_FILE_FIELDS * sizeof(*s->field))))
+		return fidx_fail_nomem(err);
+	if (s->bcap - s->blen < need) {
+		size_t cap = s->bcap ? s->bcap : 64 * 1024;
+		while (cap - s->blen < need)
+			cap *= 2;
+		unsigned char *p = realloc(s->bytes, cap);
+		if (!p)
+			return fidx_fail_nomem(err);
+		s->bytes = p;
+		s->bcap = cap;
+	}
+	struct fidx_seal_field *to = s->field + s->n * FIDX_SEAL_FILE_FIELDS;
+	memcpy(to, f, n * sizeof(*f));
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].kind != FIDX_SEAL_BYTES)
+			continue;
+		/* Where the bytes are in the slot (it may move until handed over). */
+		to[i].i = (int64_t)s->blen;
+		to[i].p = NULL;
+		if (f[i].n)
+			memcpy(s->bytes + s->blen, f[i].p, f[i].n);
+		s->blen += f[i].n;
+	}
+	s->nfield[s->n] = (uint8_t)n;
+	return add_row(z, s, c, id, err);
 }
 
 int fidx_sealer_sync(struct fidx_sealer *z, struct fidx_error *err)
@@ -511,7 +602,13 @@ struct fidx_sealer *fidx_sealer_new(fidx_seal_put_fn *put, void *arg, struct fid
 		free(z);
 		return NULL;
 	}
+	if (!(z->hl = fidx_seal_lines_new(NULL, NULL, err))) {
+		fidx_seal_lines_free(z->l);
+		free(z);
+		return NULL;
+	}
 	if (!(z->hone = EVP_MD_CTX_new())) {
+		fidx_seal_lines_free(z->hl);
 		fidx_seal_lines_free(z->l);
 		free(z);
 		fidx_fail(err, ENOMEM, "cannot set up SHA-256: out of memory");
@@ -595,6 +692,16 @@ int fidx_sealer_row(struct fidx_sealer *z, int64_t scan_id, const struct fidx_se
 	if (i < 0)
 		return 0;
 	z->last = (size_t)i;
+	/* The fields the line shows: schema 3's, or all when a later one holds a value. */
+	size_t n = FIDX_SEAL_FILE_ALWAYS;
+	bool other = false;
+	for (size_t c = 0; c < FIDX_SEAL_FILE_FIELDS; c++) {
+		other |= f[c].kind == FIDX_SEAL_OTHER;
+		if (c >= FIDX_SEAL_FILE_ALWAYS && f[c].kind != FIDX_SEAL_NULL)
+			n = FIDX_SEAL_FILE_FIELDS;
+	}
+	if (!other)
+		return add_fields(z, z->scan[i], f[0].i, f, n, err);
 	if (fidx_seal_line(z->l, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
 			   FIDX_SEAL_FILE_ALWAYS, err) < 0)
 		return -1;
@@ -606,7 +713,7 @@ void fidx_sealer_forget(struct fidx_sealer *z)
 	if (z->filled > z->put_done)
 		wait_hashed(z, z->filled - 1);
 	for (int i = 0; i < RING; i++)
-		z->slot[i].n = z->slot[i].len = 0;
+		z->slot[i].n = z->slot[i].len = z->slot[i].blen = 0;
 	z->put_done = z->filled;
 	pthread_mutex_lock(&z->lock);
 	z->failed = false;
@@ -651,11 +758,15 @@ void fidx_sealer_free(struct fidx_sealer *z)
 	while (z->nscan)
 		drop_scan(z, 0);
 	free(z->scan);
-	for (int i = 0; i < RING; i++)
+	for (int i = 0; i < RING; i++) {
 		free(z->slot[i].text);
+		free(z->slot[i].field);
+		free(z->slot[i].bytes);
+	}
 	EVP_MD_CTX_free(z->hone);
 	pthread_cond_destroy(&z->cond);
 	pthread_mutex_destroy(&z->lock);
+	fidx_seal_lines_free(z->hl);
 	fidx_seal_lines_free(z->l);
 	free(z);
 }

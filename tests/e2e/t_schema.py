@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
 import time
 
 import lib
@@ -118,7 +119,9 @@ def check_trigger_during_scan(chk, top, db):
 	A trigger added while a scan writes, after the store accepted the
 	database: the scan is stopped (SIGSTOP) once it committed its first
 	BATCH_ROWS rows, between two transactions, Python adds the trigger, and
-	the scan goes on with its other rows; the trigger never fires.
+	the scan goes on with its other rows; the trigger never fires.  The race
+	shim holds the scan's read of one file until the trigger is made, so the
+	scan cannot end before, however fast the machine is.
 	"""
 	folder = top + b"/during"
 	os.mkdir(folder)
@@ -130,8 +133,17 @@ def check_trigger_during_scan(chk, top, db):
 		os.makedirs(slow + b"/d%d" % k)
 	for i in range(3 * BATCH_ROWS):
 		write(slow + b"/d%d/f%d" % (i % dirs, i))
+	write(slow + b"/fidx-race-hold", b"held")
+	release = folder + b"/release"
 	scan1 = lib.dump_scan(d, 1)
-	p = lib.start_scan(d, "--hash", "none", slow, settle=0)
+	p = subprocess.Popen([lib.FIDX, "scan", "-q", "-j", "1", "--hash", "md5", "--db", d, slow],
+			     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+			     stderr=subprocess.PIPE, start_new_session=True,
+			     env=dict(os.environ, LD_PRELOAD=lib.SHIM,
+				      FIDX_RACE_RELEASE=release.decode(),
+				      ASAN_OPTIONS=":".join(filter(None, [
+					      os.environ.get("ASAN_OPTIONS"),
+					      "verify_asan_link_order=0"]))))
 	deadline = time.monotonic() + 60
 	while time.monotonic() < deadline and p.poll() is None:
 		con = lib.connect(d)
@@ -154,6 +166,7 @@ def check_trigger_during_scan(chk, top, db):
 			os.kill(p.pid, signal.SIGCONT)
 			time.sleep(0.005)
 	os.kill(p.pid, signal.SIGCONT)
+	write(release, b"")
 	_, err = p.communicate(timeout=120)
 	chk.ok("trigger during a scan: the scan completes", p.returncode == 0, repr(err))
 	con = lib.connect(d)

@@ -23,7 +23,8 @@
  *              │                      the pragmas are what counts)
  *              refuse_foreign()       a schema object fidx did not create
  *              │                      (sqlite_foreign()): refused
- *              ▼  new?  BEGIN IMMEDIATE, look again, create schema, COMMIT
+ *              ▼  new?  page size 16 KiB, BEGIN IMMEDIATE, look again,
+ *              │        create schema, COMMIT
  *              WAL, synchronous=NORMAL, cache_size, prepared insert (write.c)
  *
  * A new file gets its application_id, user_version and tables in one
@@ -62,6 +63,15 @@
 
 /* Checkpoint once the WAL holds this many pages: SQLite's automatic default. */
 #define CHECKPOINT_PAGES 1000
+
+/*
+ * The page size of a new database (an existing one keeps its own).  16 KiB
+ * against SQLite's 4 KiB: a metadata scan of /usr 1.21x faster (a quarter
+ * of the pages to balance, frame in the WAL and checkpoint), a substring
+ * find 0.4 ms slower; 32 and 64 KiB gained nothing more and slowed small
+ * queries (docs/BENCHMARKS.md, "The store at the speed of the walk").
+ */
+#define PAGE_SIZE "16384"
 
 /*
  * Defaults, from the measurement in docs/BENCHMARKS.md ("Store"): no batch
@@ -494,6 +504,9 @@ static int connect_write(struct sqlite_store *st, int cache_kib, struct fidx_err
 				   fidx_quote(st->path));
 	/* Until the file is accepted, closing must not write to it. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	/* Taken by a new file when its first table is made; nothing is written now. */
+	if (sqlite3_exec(st->db, "PRAGMA page_size = " PAGE_SIZE, NULL, NULL, NULL) != SQLITE_OK)
+		return sqlite_fail(st, err, "set up");
 	if (sqlite_harden(st->db, false) < 0)
 		return fidx_fail(err, EIO, "cannot open database '%s': SQLite cannot turn triggers"
 				 " off", fidx_quote(st->path));

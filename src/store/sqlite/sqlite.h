@@ -61,7 +61,8 @@ struct sqlite_store {
 	uint64_t by_id_columns; /* ... and the columns it reads */
 	struct sqlite_rows *by_id_rows; /* its reader state */
 	/* WRITE, SCRATCH. */
-	sqlite3_stmt *insert;  /* the INSERT of a file row, prepared once */
+	sqlite3_stmt *insert;  /* the INSERT of a file row, every column but id, prepared once */
+	sqlite3_stmt *insert_short; /* ... of the columns of schema 1-3 alone (the rest NULL) */
 	sqlite3_stmt *run;     /* the UPDATE of scan.run_ns, prepared when first used */
 	sqlite3_stmt *seal_many, *seal_one; /* INSERTs of file_seal rows (seal.c) */
 	sqlite3_stmt *quote;   /* SQLite's quote() of a value fidx never writes (seal.c) */

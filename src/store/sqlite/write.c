@@ -2,8 +2,10 @@
  * write.c - writing scans into a SQLite store: scan rows begun, claimed,
  * resumed and ended, file rows added in batches.
  *
- * Rows go through one prepared INSERT of every column of `file` but id,
- * bound from the record's row (row.h) in the fields of its seal line
+ * Rows go through a prepared INSERT of every column of `file` but id (or,
+ * for a row whose fields after schema 3's are all NULL, most rows, one of
+ * schema 3's columns: 22 NULLs fewer to bind and step through), bound from
+ * the record's row (row.h) in the fields of its seal line
  * (fidx_seal_file_fields(): a time as T_ns when it fits, else T_sec and
  * T_nsec), so that what is written and what is sealed are the same values.
  * The same fields, with the id SQLite gave the row, go to the sealer
@@ -92,21 +94,34 @@ static int seal_fail(struct sqlite_store *st, struct fidx_error *err)
 			 why.msg);
 }
 
-int sqlite_write_setup(struct sqlite_store *st, struct fidx_error *err)
+/*
+ * Prepares into *s the INSERT of fields 1..n-1 of a file row's seal line, the
+ * columns of the same names (field i is parameter i).  Returns 0, or -1 with err set.
+ */
+static int prepare_insert(struct sqlite_store *st, size_t n, sqlite3_stmt **s,
+			  struct fidx_error *err)
 {
-	/* Every column of file but id, in table order: parameter i is field i of the seal line. */
 	char sql[2048];
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO file (");
-	for (size_t i = 1; i < FIDX_SEAL_FILE_FIELDS; i++)
+	for (size_t i = 1; i < n; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s%s", i > 1 ? ", " : "",
 					fidx_seal_file_columns[i].name);
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
-	for (size_t i = 1; i < FIDX_SEAL_FILE_FIELDS; i++)
+	for (size_t i = 1; i < n; i++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s?", i > 1 ? ", " : "");
 	snprintf(sql + len, sizeof(sql) - len, ")");
-	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->insert, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK)
 		return sqlite_fail(st, err, "prepare");
+	return 0;
+}
+
+int sqlite_write_setup(struct sqlite_store *st, struct fidx_error *err)
+{
+	/* Every column of file but id, in table order; and the columns of schema 1-3
+	 * alone, for the rows (most) whose later fields are all NULL. */
+	if (prepare_insert(st, FIDX_SEAL_FILE_FIELDS, &st->insert, err) < 0 ||
+	    prepare_insert(st, FIDX_SEAL_FILE_ALWAYS, &st->insert_short, err) < 0)
+		return -1;
 	if (!st->scratch && sqlite_seal_setup(st, err) < 0)
 		return -1;
 	ballast_take(st);
@@ -119,8 +134,9 @@ void sqlite_write_close(struct sqlite_store *st)
 		sqlite_rollback(st);
 	sqlite_seal_close(st);
 	sqlite3_finalize(st->insert);
+	sqlite3_finalize(st->insert_short);
 	sqlite3_finalize(st->run);
-	st->insert = st->run = NULL;
+	st->insert = st->insert_short = st->run = NULL;
 	ballast_release(st);
 }
 
@@ -230,11 +246,14 @@ static int write_local_time(struct sqlite_store *st, const struct sqlite_scan *c
 	return ret;
 }
 
-/* Binds fields f[1..] to the INSERT (the row's id is SQLite's to give).  Returns an SQLite code. */
-static int bind_fields(sqlite3_stmt *s, const struct fidx_seal_field *f)
+/*
+ * Binds fields f[1..n-1] to INSERT s (the row's id is SQLite's to give).
+ * Returns an SQLite code.
+ */
+static int bind_fields(sqlite3_stmt *s, const struct fidx_seal_field *f, int n)
 {
 	int rc = SQLITE_OK;
-	for (int i = 1; i < FIDX_SEAL_FILE_FIELDS; i++) {
+	for (int i = 1; i < n; i++) {
 		switch (f[i].kind) {
 		case FIDX_SEAL_INT:
 			rc |= sqlite3_bind_int64(s, i, f[i].i);
@@ -254,6 +273,15 @@ static int bind_fields(sqlite3_stmt *s, const struct fidx_seal_field *f)
 	return rc;
 }
 
+/* Returns how many of fields f an INSERT must bind: all, or schema 1-3's when the rest are NULL. */
+static int fields_to_bind(const struct fidx_seal_field *f)
+{
+	for (int i = FIDX_SEAL_FILE_ALWAYS; i < FIDX_SEAL_FILE_FIELDS; i++)
+		if (f[i].kind != FIDX_SEAL_NULL)
+			return FIDX_SEAL_FILE_FIELDS;
+	return FIDX_SEAL_FILE_ALWAYS;
+}
+
 int sqlite_add(struct fidx_store *base, const struct fidx_record *rec, struct fidx_error *err)
 {
 	struct sqlite_store *st = sqlite_of(base);
@@ -267,17 +295,19 @@ int sqlite_add(struct fidx_store *base, const struct fidx_record *rec, struct fi
 	}
 	fidx_row_of_record(rec, &row);
 	fidx_seal_file_fields(&row, f);
-	int rc = bind_fields(st->insert, f);
+	int n = fields_to_bind(f);
+	sqlite3_stmt *ins = n == FIDX_SEAL_FILE_FIELDS ? st->insert : st->insert_short;
+	int rc = bind_fields(ins, f, n);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st->insert) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		rc = sqlite3_step(ins) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	if (rc != SQLITE_OK) {
 		/* sqlite3_reset() returns the step's error and keeps its message. */
-		sqlite3_reset(st->insert);
+		sqlite3_reset(ins);
 		sqlite_fail(st, err, "write");
 		sqlite_rollback(st);
 		return -1;
 	}
-	sqlite3_reset(st->insert);
+	sqlite3_reset(ins);
 	struct sqlite_scan *c = rec->has_meta ? scan_followed(st, rec->scan_id) : NULL;
 	if (c) {
 		scan_span(c, &rec->meta.mtime);
