@@ -85,6 +85,14 @@ const struct fidx_seal_column fidx_seal_scan_columns[FIDX_SEAL_SCAN_FIELDS] = {
 	{"run_ns", false},
 };
 
+size_t fidx_seal_file_fields_used(const struct fidx_seal_field *f)
+{
+	for (size_t i = FIDX_SEAL_FILE_ALWAYS; i < FIDX_SEAL_FILE_FIELDS; i++)
+		if (f[i].kind != FIDX_SEAL_NULL)
+			return FIDX_SEAL_FILE_FIELDS;
+	return FIDX_SEAL_FILE_ALWAYS;
+}
+
 int fidx_seal_file_field(enum fidx_col c)
 {
 	return c < FIDX_COL_STATE ? (int)c : IMAGE_FIELDS + (int)(c - FIDX_COL_STATE);
@@ -692,14 +700,10 @@ int fidx_sealer_row(struct fidx_sealer *z, int64_t scan_id, const struct fidx_se
 	if (i < 0)
 		return 0;
 	z->last = (size_t)i;
-	/* The fields the line shows: schema 3's, or all when a later one holds a value. */
-	size_t n = FIDX_SEAL_FILE_ALWAYS;
+	size_t n = fidx_seal_file_fields_used(f);
 	bool other = false;
-	for (size_t c = 0; c < FIDX_SEAL_FILE_FIELDS; c++) {
+	for (size_t c = 0; c < n; c++)
 		other |= f[c].kind == FIDX_SEAL_OTHER;
-		if (c >= FIDX_SEAL_FILE_ALWAYS && f[c].kind != FIDX_SEAL_NULL)
-			n = FIDX_SEAL_FILE_FIELDS;
-	}
 	if (!other)
 		return add_fields(z, z->scan[i], f[0].i, f, n, err);
 	if (fidx_seal_line(z->l, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,

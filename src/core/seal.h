@@ -95,6 +95,12 @@ struct fidx_seal_field {
  */
 void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f);
 
+/*
+ * Returns how many of a file row's fields f hold what its line shows: all
+ * (FIDX_SEAL_FILE_FIELDS), or FIDX_SEAL_FILE_ALWAYS when every later one is NULL.
+ */
+size_t fidx_seal_file_fields_used(const struct fidx_seal_field *f);
+
 /* The field of a file row's line that holds column c (a time's T_ns). */
 int fidx_seal_file_field(enum fidx_col c);
 

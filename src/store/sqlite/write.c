@@ -273,15 +273,6 @@ static int bind_fields(sqlite3_stmt *s, const struct fidx_seal_field *f, int n)
 	return rc;
 }
 
-/* Returns how many of fields f an INSERT must bind: all, or schema 1-3's when the rest are NULL. */
-static int fields_to_bind(const struct fidx_seal_field *f)
-{
-	for (int i = FIDX_SEAL_FILE_ALWAYS; i < FIDX_SEAL_FILE_FIELDS; i++)
-		if (f[i].kind != FIDX_SEAL_NULL)
-			return FIDX_SEAL_FILE_FIELDS;
-	return FIDX_SEAL_FILE_ALWAYS;
-}
-
 int sqlite_add(struct fidx_store *base, const struct fidx_record *rec, struct fidx_error *err)
 {
 	struct sqlite_store *st = sqlite_of(base);
@@ -295,7 +286,7 @@ int sqlite_add(struct fidx_store *base, const struct fidx_record *rec, struct fi
 	}
 	fidx_row_of_record(rec, &row);
 	fidx_seal_file_fields(&row, f);
-	int n = fields_to_bind(f);
+	int n = (int)fidx_seal_file_fields_used(f);
 	sqlite3_stmt *ins = n == FIDX_SEAL_FILE_FIELDS ? st->insert : st->insert_short;
 	int rc = bind_fields(ins, f, n);
 	if (rc == SQLITE_OK)
