@@ -144,7 +144,7 @@ def check_trigger_during_scan(chk, top, db):
 				      ASAN_OPTIONS=":".join(filter(None, [
 					      os.environ.get("ASAN_OPTIONS"),
 					      "verify_asan_link_order=0"]))))
-	deadline = time.monotonic() + 60
+	deadline = time.monotonic() + 100  # below the shim's own limit of a hold, 120 s
 	while time.monotonic() < deadline and p.poll() is None:
 		con = lib.connect(d)
 		n = con.execute("SELECT count(*) FROM file WHERE scan_id = 2").fetchone()[0]
