@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct fidx_queue {
 	pthread_mutex_t lock;     /* guards everything below */
@@ -115,6 +116,31 @@ void *fidx_queue_pop(struct fidx_queue *q)
 {
 	void *item = NULL;
 	fidx_queue_pop_many(q, &item, 1, false);
+	return item;
+}
+
+void *fidx_queue_pop_wait(struct fidx_queue *q, int64_t wait_ns, bool *timed_out)
+{
+	struct timespec until;
+	void *item = NULL;
+	clock_gettime(CLOCK_REALTIME, &until); /* the condition variables' clock */
+	until.tv_sec += (time_t)(wait_ns / 1000000000);
+	until.tv_nsec += (long)(wait_ns % 1000000000);
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	*timed_out = false;
+	pthread_mutex_lock(&q->lock);
+	while (q->len == 0 && q->producers > 0 && !q->aborted && !*timed_out)
+		*timed_out = pthread_cond_timedwait(&q->not_empty, &q->lock, &until) == ETIMEDOUT;
+	if (q->len > 0 && !q->aborted) {
+		item = take_locked(q);
+		*timed_out = false;
+	} else if (q->producers == 0 || q->aborted) {
+		*timed_out = false;
+	}
+	pthread_mutex_unlock(&q->lock);
 	return item;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct fidx_queue;
 
@@ -43,6 +44,13 @@ size_t fidx_queue_push_many(struct fidx_queue *q, void *const *items, size_t n);
  * is drained, or after fidx_queue_abort().
  */
 void *fidx_queue_pop(struct fidx_queue *q);
+
+/*
+ * As fidx_queue_pop(), but waits at most wait_ns: then returns NULL with
+ * *timed_out set (the queue still empty, some producer still running).
+ * *timed_out is false whenever another result is returned.
+ */
+void *fidx_queue_pop_wait(struct fidx_queue *q, int64_t wait_ns, bool *timed_out);
 
 /*
  * Removes up to max of the oldest items into items[] and returns how many.

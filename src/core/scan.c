@@ -53,6 +53,7 @@
 #define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
 			     * source runs this far ahead, so totals and the ETA come early */
 #define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
+#define IDLE_COMMIT_NS 1000000000 /* a writer idle this long with rows pending commits them */
 #define PREFETCH_FILES 256  /* files read ahead on a cold cache (docs/BENCHMARKS.md) */
 #define HASH_BATCH 32       /* files a source thread hands to the hash queue at once ... */
 #define HASH_BATCH_BYTES (8 << 20) /* ... or sooner, once they hold this many bytes */
@@ -364,7 +365,22 @@ static void *writer(void *arg)
 	struct scan *s = arg;
 	struct fidx_error err;
 	struct batch *b;
-	while ((b = fidx_queue_pop(s->write_q))) {
+	for (;;) {
+		/* Rows pending and nothing more for IDLE_COMMIT_NS (a slow or hung file
+		 * holds the rest): commit them, and give the write lock back meanwhile. */
+		bool idle = false;
+		b = fidx_store_pending(s->store) ? fidx_queue_pop_wait(s->write_q, IDLE_COMMIT_NS,
+									&idle)
+						 : fidx_queue_pop(s->write_q);
+		if (idle) {
+			if (fidx_store_flush(s->store, &err) < 0)
+				pipeline_fail(s, err.msg);
+			else
+				commit_totals(s, s->nroots);
+			continue;
+		}
+		if (!b)
+			break;
 		for (size_t i = 0; i < b->n && !atomic_load(&s->failed); i++) {
 			const struct fidx_record *rec = b->rec[i];
 			if (fidx_store_add(s->store, rec, &err) < 0) {

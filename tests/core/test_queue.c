@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -323,6 +325,33 @@ static void test_pop_many_fill_abort(void **state)
 	fidx_queue_destroy(q);
 }
 
+/*
+ * pop_wait: an item waiting is returned at once; an empty queue with a
+ * producer running times out (after the wait, not before); a queue whose
+ * producers are done gives NULL without a time-out.
+ */
+static void test_pop_wait(void **state)
+{
+	(void)state;
+	struct fidx_queue *q = fidx_queue_create(4, 1);
+	int item = 7;
+	bool timed_out = true;
+	assert_int_equal(fidx_queue_push(q, &item), 0);
+	assert_ptr_equal(fidx_queue_pop_wait(q, 1000000000, &timed_out), &item);
+	assert_false(timed_out);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_null(fidx_queue_pop_wait(q, 50000000, &timed_out));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(timed_out);
+	int64_t waited = (t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+	assert_true(waited >= 49000000);
+	fidx_queue_done(q);
+	assert_null(fidx_queue_pop_wait(q, 1000000000, &timed_out));
+	assert_false(timed_out);
+	fidx_queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_pop_many),
 		cmocka_unit_test(test_pop_many_fill),
 		cmocka_unit_test(test_pop_many_fill_abort),
+		cmocka_unit_test(test_pop_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,4 @@
 #!/usr/bin/python3
-# e2e: alone (tests/e2e/run): it stops a scan between two of its transactions.
 """t_schema.py - schema objects fidx did not create are never run.
 
 A database travels between examiners; anyone who had it may have added to its
