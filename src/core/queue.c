@@ -130,16 +130,13 @@ void *fidx_queue_pop_wait(struct fidx_queue *q, int64_t wait_ns, bool *timed_out
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000;
 	}
-	*timed_out = false;
 	pthread_mutex_lock(&q->lock);
-	while (q->len == 0 && q->producers > 0 && !q->aborted && !*timed_out)
-		*timed_out = pthread_cond_timedwait(&q->not_empty, &q->lock, &until) == ETIMEDOUT;
-	if (q->len > 0 && !q->aborted) {
+	while (q->len == 0 && q->producers > 0 && !q->aborted)
+		if (pthread_cond_timedwait(&q->not_empty, &q->lock, &until) == ETIMEDOUT)
+			break;
+	if (q->len > 0 && !q->aborted)
 		item = take_locked(q);
-		*timed_out = false;
-	} else if (q->producers == 0 || q->aborted) {
-		*timed_out = false;
-	}
+	*timed_out = !item && q->producers > 0 && !q->aborted;
 	pthread_mutex_unlock(&q->lock);
 	return item;
 }

@@ -359,6 +359,16 @@ static void commit_totals(struct scan *s, size_t nroots)
 	}
 }
 
+/* Commits the rows the store holds, and their totals; a failure fails the pipeline. */
+static void commit_rows(struct scan *s)
+{
+	struct fidx_error err;
+	if (fidx_store_flush(s->store, &err) < 0)
+		pipeline_fail(s, err.msg);
+	else
+		commit_totals(s, s->nroots);
+}
+
 /* The writer thread: the only user of the store while the scan runs. */
 static void *writer(void *arg)
 {
@@ -373,10 +383,7 @@ static void *writer(void *arg)
 									&idle)
 						 : fidx_queue_pop(s->write_q);
 		if (idle) {
-			if (fidx_store_flush(s->store, &err) < 0)
-				pipeline_fail(s, err.msg);
-			else
-				commit_totals(s, s->nroots);
+			commit_rows(s);
 			continue;
 		}
 		if (!b)
@@ -395,12 +402,8 @@ static void *writer(void *arg)
 		}
 		batch_free(b);
 	}
-	if (!atomic_load(&s->failed)) {
-		if (fidx_store_flush(s->store, &err) < 0)
-			pipeline_fail(s, err.msg);
-		else
-			commit_totals(s, s->nroots);
-	}
+	if (!atomic_load(&s->failed))
+		commit_rows(s);
 	return NULL;
 }
 
