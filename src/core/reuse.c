@@ -2,88 +2,473 @@
  * reuse.c - the digests of earlier scans, and the paths a resumed scan
  * already holds (reuse.h).
  *
- * The digest table is open addressing with linear probing over a power of
- * two at most half full, keyed by (device, inode); each slot holds the five
- * values a file must still have and an offset into one pool of digests (only
- * the digests the new scan asks for, back to back).  Built once by one
- * thread, then only read: walker threads look files up without a lock.
- * A slot is 64 bytes: 1M files with SHA-256 take 2M slots (128 MiB) and 32
- * MiB of pool, 160 MiB (a rescan of 1.03M files peaked at 243 MB of RSS,
- * against 62 MB with --hash none); just past a power of two (2^20 files),
- * twice that.  A rescan of a tree that large saves reading all its content.
- * A file whose mtime or ctime was not yet older than the earlier scan's start
- * by the timestamp granularity is left out (settled()): it may have changed
- * after it was read without either time moving.
+ * The digest table is an array of fixed-size entries (the five values a
+ * file must still have, the scan that read it, its digests) sorted by a
+ * seeded hash of (device, inode), with a directory that gives the first
+ * entry of each hash prefix: a look-up reads one bucket, about BUCKET_MEMORY
+ * entries in memory or BUCKET_DISK on disk.  Up to `memory` bytes the
+ * entries stay in memory (a rescan of /usr: ~5 MiB); beyond, the load sorts
+ * them in runs of that size, writes the runs to an unnamed temporary file in
+ * $TMPDIR and merges them into a second one, which look-ups read with
+ * pread(): the process holds the directory only (half a byte a file), the
+ * kernel's page cache holds what is read often, and a rescan of 10M files
+ * needs no more memory than one of 1M (a table of 64-byte slots held all of
+ * it: 893 MiB of RSS at 3.3M files).  Built once by one thread, then only
+ * read: walker threads look files up without a lock.  The hash is XXH3 with
+ * a seed from getrandom(), so that inode numbers chosen by a hostile file
+ * system (FUSE) cannot pile every file into one bucket.
+ *
+ * Hard links of one file are one entry: the first row loaded wins (entries
+ * sort by hash, device, inode, then load order).  A file whose mtime or
+ * ctime was not yet older than the earlier scan's start by the timestamp
+ * granularity is left out (settled()): it may have changed after it was read
+ * without either time moving.
  *
  * The path set of a resumed scan keeps the XXH3-128 of each path (16 bytes
- * instead of the path), in the same kind of table.  Two different paths
+ * instead of the path), in an open-addressing table.  Two different paths
  * share a hash with a probability of about n^2 / 2^129: nil for any tree.
  */
 #include "reuse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include <xxhash.h>
 
-/* One file of the earlier scan. */
-struct reuse_slot {
-	uint64_t dev, ino;       /* the key */
+#include "sysinfo.h"
+
+#define BUCKET_MEMORY 4   /* entries a bucket holds on average, in memory */
+#define BUCKET_DISK 16    /* ... on disk: one pread() of ~1.5 KiB with SHA-256 */
+#define IO_BYTES (64 << 10) /* bytes a run reader or the merge's writer moves at once */
+#define LOOKUP_BYTES 4096 /* bytes a look-up reads at once (on its stack) */
+#define MIN_ENTRIES 16    /* entries of a run, whatever the memory allowed */
+
+/* One file of the earlier scan: the head of an entry; its digests follow. */
+struct reuse_head {
+	uint64_t key;            /* seeded hash of (dev, ino): the sort order */
+	uint64_t dev, ino;
 	uint64_t size;
 	int64_t mtime_ns, ctime_ns;
 	int64_t from;            /* the scan that read the content */
-	size_t digest_off;       /* into pool */
-	bool used;               /* false: an empty slot */
+	uint64_t seq;            /* load order: of hard links, the first loaded wins */
+};
+
+/* Sorted entries on disk: n of them from byte off of fd. */
+struct reuse_run {
+	int fd;
+	off_t off;
+	size_t n;
 };
 
 struct fidx_reuse {
-	unsigned digests;        /* the mask the pool holds, in enum order */
-	size_t digest_bytes;     /* bytes per file in pool */
-	struct reuse_slot *slot; /* mask + 1 slots */
-	size_t mask;
+	unsigned digests;        /* the mask the entries hold, in enum order */
+	size_t digest_bytes;     /* bytes of digests an entry holds */
+	size_t stride;           /* bytes of an entry: head and digests, 8-aligned */
+	size_t run_cap;          /* entries held in memory at most */
+	uint64_t seed;
+	uint64_t seq;            /* entries loaded so far */
+
+	/* The table, sorted: in memory (entries) or on disk (fd). */
+	uint8_t *entries;
+	int fd;                  /* -1: in memory */
 	size_t count;
-	uint8_t *pool;
-	size_t pool_cap;         /* files pool has room for */
+	uint64_t *dir;           /* dir[b]: the first entry whose key >> shift is >= b */
+	unsigned shift;
+
+	/* While loading: the run being gathered, and those written. */
+	uint8_t *run;
+	size_t run_n;
+	int runs_fd;             /* -1 until the first run is written */
+	off_t runs_end;
+	struct reuse_run *runs;
+	size_t nruns, runs_alloc;
+	const char *tmpdir;      /* for messages */
 };
 
-/* Mixes a (device, inode) key into a table position. */
-static size_t slot_of(uint64_t dev, uint64_t ino)
+/* Returns entry i of the entries at base. */
+static inline struct reuse_head *entry_at(const struct fidx_reuse *r, uint8_t *base, size_t i)
 {
-	uint64_t h = ino * 0x9e3779b97f4a7c15u ^ dev * 0xc2b2ae3d27d4eb4fu;
-	return (size_t)(h ^ h >> 29);
+	return (struct reuse_head *)(base + i * r->stride);
 }
 
-/* Doubles the table.  Returns 0, or -1 on ENOMEM. */
-static int grow(struct fidx_reuse *r)
+/* Returns the seeded hash of (dev, ino). */
+static uint64_t key_of(const struct fidx_reuse *r, uint64_t dev, uint64_t ino)
 {
-	size_t nmask = r->mask ? r->mask * 2 + 1 : 1023;
-	struct reuse_slot *ns = calloc(nmask + 1, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; r->slot && i <= r->mask; i++) {
-		if (!r->slot[i].used)
+	uint64_t k[2] = {dev, ino};
+	return XXH3_64bits_withSeed(k, sizeof(k), r->seed);
+}
+
+/* Orders entries by key, device, inode, then load order. */
+static int compare_entries(const void *pa, const void *pb)
+{
+	const struct reuse_head *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Whether two entries are the same file (hard links of it). */
+static bool same_file(const struct reuse_head *a, const struct reuse_head *b)
+{
+	return a->key == b->key && a->dev == b->dev && a->ino == b->ino;
+}
+
+/* Fails err for a temporary file of r that could not be made or written. */
+static int fail_tmp(const struct fidx_reuse *r, int errnum, const char *what,
+		    struct fidx_error *err)
+{
+	return fidx_fail(err, EIO, "cannot %s a temporary file in '%s' for the digests of the earlier scan:"
+			 " %s (set TMPDIR to a folder with room, or use --rehash)",
+			 what, fidx_quote(r->tmpdir), strerror(errnum));
+}
+
+/* Opens an unnamed read-write file in r->tmpdir.  Returns its descriptor, or -1 with err set. */
+static int open_tmp(struct fidx_reuse *r, struct fidx_error *err)
+{
+	int fd = open(r->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return fail_tmp(r, errno, "create", err);
+	/* A file system without O_TMPFILE: a name, removed at once. */
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/fidx-reuse-XXXXXX", r->tmpdir) >= (int)sizeof(path))
+		return fail_tmp(r, ENAMETOOLONG, "create", err);
+	if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
+		return fail_tmp(r, errno, "create", err);
+	unlink(path);
+	return fd;
+}
+
+/* Writes n bytes of buf at off of fd.  Returns 0, or -1 with err set. */
+static int write_at(struct fidx_reuse *r, int fd, const void *buf, size_t n, off_t off,
+		    struct fidx_error *err)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, buf, n, off);
+		if (w < 0 && errno == EINTR)
 			continue;
-		size_t j = slot_of(r->slot[i].dev, r->slot[i].ino) & nmask;
-		while (ns[j].used)
-			j = (j + 1) & nmask;
-		ns[j] = r->slot[i];
+		if (w <= 0)
+			return fail_tmp(r, w < 0 ? errno : ENOSPC, "write", err);
+		buf = (const uint8_t *)buf + w;
+		n -= (size_t)w;
+		off += w;
 	}
-	free(r->slot);
-	r->slot = ns;
-	r->mask = nmask;
 	return 0;
 }
 
-/* Returns the slot of (dev, ino), or the empty slot where it would go. */
-static struct reuse_slot *find_slot(const struct fidx_reuse *r, uint64_t dev, uint64_t ino)
+/* Reads n bytes at off of fd into buf.  Returns 0, or -1 with errno set. */
+static int read_at(int fd, void *buf, size_t n, off_t off)
 {
-	size_t j = slot_of(dev, ino) & r->mask;
-	while (r->slot[j].used && (r->slot[j].dev != dev || r->slot[j].ino != ino))
-		j = (j + 1) & r->mask;
-	return &r->slot[j];
+	while (n) {
+		ssize_t got = pread(fd, buf, n, off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO; /* our own file, shorter than written */
+			return -1;
+		}
+		buf = (uint8_t *)buf + got;
+		n -= (size_t)got;
+		off += got;
+	}
+	return 0;
+}
+
+/* Sorts the entries at base (n of them) and drops later hard links; returns how many are left. */
+static size_t sort_unique(const struct fidx_reuse *r, uint8_t *base, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(base, n, r->stride, compare_entries);
+	size_t kept = 1;
+	for (size_t i = 1; i < n; i++) {
+		if (same_file(entry_at(r, base, i), entry_at(r, base, kept - 1)))
+			continue;
+		if (i != kept)
+			memcpy(entry_at(r, base, kept), entry_at(r, base, i), r->stride);
+		kept++;
+	}
+	return kept;
+}
+
+/* Adds a run to the list of those to merge.  Returns 0, or -1 with err set. */
+static int add_run(struct fidx_reuse *r, struct reuse_run run, struct fidx_error *err)
+{
+	if (r->nruns == r->runs_alloc) {
+		size_t alloc = r->runs_alloc ? r->runs_alloc * 2 : 16;
+		struct reuse_run *runs = realloc(r->runs, alloc * sizeof(*runs));
+		if (!runs)
+			return fidx_fail_nomem(err);
+		r->runs = runs;
+		r->runs_alloc = alloc;
+	}
+	r->runs[r->nruns++] = run;
+	return 0;
+}
+
+/* Sorts the run gathered in memory and writes it out.  Returns 0, or -1 with err set. */
+static int flush_run(struct fidx_reuse *r, struct fidx_error *err)
+{
+	size_t n = sort_unique(r, r->run, r->run_n);
+	if (r->runs_fd < 0 && (r->runs_fd = open_tmp(r, err)) < 0)
+		return -1;
+	if (write_at(r, r->runs_fd, r->run, n * r->stride, r->runs_end, err) < 0 ||
+	    add_run(r, (struct reuse_run){.fd = r->runs_fd, .off = r->runs_end, .n = n}, err) < 0)
+		return -1;
+	r->runs_end += (off_t)(n * r->stride);
+	r->run_n = 0;
+	return 0;
+}
+
+/* Adds one entry (stride bytes) to the run, writing the run out when full. */
+static int append(struct fidx_reuse *r, const void *entry, struct fidx_error *err)
+{
+	if (!r->run && !(r->run = malloc(r->run_cap * r->stride)))
+		return fidx_fail_nomem(err);
+	if (r->run_n == r->run_cap && flush_run(r, err) < 0)
+		return -1;
+	memcpy(entry_at(r, r->run, r->run_n++), entry, r->stride);
+	return 0;
+}
+
+/* Sets up r->dir for count entries, about per_bucket of them a bucket.  Returns 0 or -1. */
+static int dir_alloc(struct fidx_reuse *r, size_t count, size_t per_bucket)
+{
+	unsigned bits = 1; /* at least two buckets: a shift by 64 is undefined */
+	while (bits < 40 && ((size_t)1 << bits) * per_bucket < count)
+		bits++;
+	free(r->dir);
+	if (!(r->dir = malloc((((size_t)1 << bits) + 1) * sizeof(*r->dir))))
+		return -1;
+	r->shift = 64 - bits;
+	return 0;
+}
+
+/* Fills the directory entries of the buckets up to that of key (entry i has it). */
+static void dir_mark(struct fidx_reuse *r, size_t *next_bucket, uint64_t key, size_t i)
+{
+	size_t b = (size_t)(key >> r->shift);
+	while (*next_bucket <= b)
+		r->dir[(*next_bucket)++] = i;
+}
+
+/* Ends the directory: the buckets after the last entry start at count. */
+static void dir_end(struct fidx_reuse *r, size_t next_bucket)
+{
+	size_t nb = ((size_t)1 << (64 - r->shift)) + 1;
+	while (next_bucket < nb)
+		r->dir[next_bucket++] = r->count;
+}
+
+/* One run being merged: a window of its entries. */
+struct run_reader {
+	const struct reuse_run *run;
+	size_t done;             /* entries of the run consumed */
+	uint8_t *buf;
+	size_t have, pos;        /* entries in buf, and the next one */
+};
+
+/* The reader's current entry. */
+static const struct reuse_head *reader_head(const struct fidx_reuse *r,
+					    const struct run_reader *rd)
+{
+	return entry_at(r, rd->buf, rd->pos);
+}
+
+/* Moves rd to its next entry.  Returns 1, 0 at the end of its run, -1 with err set. */
+static int reader_next(struct fidx_reuse *r, struct run_reader *rd, size_t window,
+		       struct fidx_error *err)
+{
+	if (rd->have && ++rd->pos < rd->have)
+		return 1;
+	rd->done += rd->have;
+	size_t n = rd->run->n - rd->done < window ? rd->run->n - rd->done : window;
+	rd->have = n;
+	rd->pos = 0;
+	if (!n)
+		return 0;
+	if (read_at(rd->run->fd, rd->buf, n * r->stride,
+		    rd->run->off + (off_t)(rd->done * r->stride)) < 0)
+		return fail_tmp(r, errno, "read", err);
+	return 1;
+}
+
+/* Restores the heap order of readers (by current entry) below slot i of n. */
+static void sift_down(const struct fidx_reuse *r, struct run_reader **heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t least = i, c = 2 * i + 1;
+		for (size_t k = c; k < c + 2 && k < n; k++)
+			if (compare_entries(reader_head(r, heap[k]), reader_head(r, heap[least])) < 0)
+				least = k;
+		if (least == i)
+			return;
+		struct run_reader *t = heap[i];
+		heap[i] = heap[least];
+		heap[least] = t;
+		i = least;
+	}
+}
+
+/*
+ * Merges the runs into one sorted file without hard links repeated, and its
+ * directory.  Returns 0, or -1 with err set.
+ */
+static int merge_runs(struct fidx_reuse *r, struct fidx_error *err)
+{
+	size_t total = 0, window = IO_BYTES / r->stride ? IO_BYTES / r->stride : 1;
+	for (size_t i = 0; i < r->nruns; i++)
+		total += r->runs[i].n;
+	struct run_reader *rd = calloc(r->nruns, sizeof(*rd));
+	struct run_reader **heap = calloc(r->nruns, sizeof(*heap));
+	uint8_t *out = malloc(window * r->stride);
+	int fd = -1, ret = -1;
+	size_t n = 0, out_n = 0, next_bucket = 0;
+	off_t end = 0;
+	uint8_t *last = NULL;
+
+	if (!rd || !heap || !out || dir_alloc(r, total, BUCKET_DISK) < 0) {
+		fidx_fail_nomem(err);
+		goto out;
+	}
+	if ((fd = open_tmp(r, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < r->nruns; i++) {
+		rd[i].run = &r->runs[i];
+		if (!(rd[i].buf = malloc(window * r->stride))) {
+			fidx_fail_nomem(err);
+			goto out;
+		}
+		int rc = reader_next(r, &rd[i], window, err);
+		if (rc < 0)
+			goto out;
+		if (rc)
+			heap[n++] = &rd[i];
+	}
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(r, heap, n, i);
+	r->count = 0;
+	while (n) {
+		const struct reuse_head *h = reader_head(r, heap[0]);
+		if (!last || !same_file(h, (const struct reuse_head *)last)) {
+			if (out_n == window) {
+				if (write_at(r, fd, out, out_n * r->stride, end, err) < 0)
+					goto out;
+				end += (off_t)(out_n * r->stride);
+				out_n = 0;
+			}
+			last = (uint8_t *)entry_at(r, out, out_n++);
+			memcpy(last, h, r->stride);
+			dir_mark(r, &next_bucket, h->key, r->count++);
+		}
+		int rc = reader_next(r, heap[0], window, err);
+		if (rc < 0)
+			goto out;
+		if (!rc)
+			heap[0] = heap[--n];
+		sift_down(r, heap, n, 0);
+	}
+	if (write_at(r, fd, out, out_n * r->stride, end, err) < 0)
+		goto out;
+	dir_end(r, next_bucket);
+	r->fd = fd;
+	fd = -1;
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; rd && i < r->nruns; i++)
+		free(rd[i].buf);
+	free(rd);
+	free(heap);
+	free(out);
+	return ret;
+}
+
+static void end_load(struct fidx_reuse *r);
+
+/*
+ * Makes the table of what the load gathered: in memory when it fit, else
+ * merged on disk.  Returns 0, or -1 with err set and the table empty.
+ */
+static int finish_load(struct fidx_reuse *r, struct fidx_error *err)
+{
+	int ret = 0;
+	if (!r->nruns) {
+		r->count = sort_unique(r, r->run, r->run_n);
+		if (r->count && dir_alloc(r, r->count, BUCKET_MEMORY) < 0) {
+			ret = fidx_fail_nomem(err);
+		} else if (r->count) {
+			size_t next_bucket = 0;
+			for (size_t i = 0; i < r->count; i++)
+				dir_mark(r, &next_bucket, entry_at(r, r->run, i)->key, i);
+			dir_end(r, next_bucket);
+			uint8_t *fit = realloc(r->run, r->count * r->stride);
+			r->entries = fit ? fit : r->run; /* a failed shrink keeps the bigger block */
+			r->run = NULL;
+		}
+	} else if ((r->run_n && flush_run(r, err) < 0) || merge_runs(r, err) < 0) {
+		ret = -1;
+	}
+	if (ret < 0)
+		r->count = 0;
+	end_load(r);
+	return ret;
+}
+
+/* Frees what a load gathered but the table: the run in memory, the files of the runs. */
+static void end_load(struct fidx_reuse *r)
+{
+	free(r->run);
+	r->run = NULL;
+	r->run_n = 0;
+	/* The files the runs were in: the one written by this load, an earlier table's. */
+	for (size_t i = 0; i < r->nruns; i++)
+		if (r->runs[i].fd != r->runs_fd && r->runs[i].fd != r->fd)
+			close(r->runs[i].fd);
+	if (r->runs_fd >= 0)
+		close(r->runs_fd);
+	r->runs_fd = -1;
+	r->runs_end = 0;
+	r->nruns = 0;
+}
+
+/*
+ * Puts the table an earlier load made back into the load: entries in memory
+ * go to the run, a table on disk becomes a run of its own.  Returns 0, or -1
+ * with err set.
+ */
+static int reopen_load(struct fidx_reuse *r, struct fidx_error *err)
+{
+	if (r->fd >= 0) {
+		int fd = r->fd;
+		r->fd = -1;
+		if (add_run(r, (struct reuse_run){.fd = fd, .off = 0, .n = r->count}, err) < 0) {
+			close(fd);
+			r->count = 0;
+			return -1;
+		}
+	} else {
+		for (size_t i = 0; i < r->count; i++)
+			if (append(r, entry_at(r, r->entries, i), err) < 0)
+				return -1;
+		free(r->entries);
+		r->entries = NULL;
+	}
+	r->count = 0;
+	return 0;
 }
 
 /*
@@ -103,9 +488,10 @@ static bool settled(int64_t t, int64_t start)
 
 /*
  * Adds the file of row (of a scan that started at start, ns) when it
- * qualifies (reuse.h).  Returns 0, or -1 on ENOMEM.
+ * qualifies (reuse.h).  Returns 0, or -1 with err set.
  */
-static int add_file(struct fidx_reuse *r, const struct fidx_row *row, int64_t start)
+static int add_file(struct fidx_reuse *r, const struct fidx_row *row, int64_t start,
+		    uint8_t *entry, struct fidx_error *err)
 {
 	struct fidx_time mtime, ctime;
 	int64_t mtime_ns, ctime_ns;
@@ -119,44 +505,30 @@ static int add_file(struct fidx_reuse *r, const struct fidx_row *row, int64_t st
 	for (int d = 0; d < FIDX_NDIGESTS; d++)
 		if ((r->digests & (1u << d)) && !fidx_row_digest(row, d))
 			return 0;
-	if ((r->count + 1) * 2 > r->mask + 1 && grow(r) < 0)
-		return -1;
 	uint64_t dev = fidx_row_u64(row, FIDX_COL_DEV), ino = fidx_row_u64(row, FIDX_COL_INO);
-	struct reuse_slot *slot = find_slot(r, dev, ino);
-	if (slot->used)
-		return 0; /* a hard link of a file already in: its content is the same */
-	if (r->count == r->pool_cap) {
-		size_t cap = r->pool_cap ? r->pool_cap * 2 : 1024;
-		uint8_t *pool = realloc(r->pool, cap * r->digest_bytes + 1);
-		if (!pool)
-			return -1;
-		r->pool = pool;
-		r->pool_cap = cap;
-	}
-	uint8_t *out = r->pool + r->count * r->digest_bytes;
+	*(struct reuse_head *)entry = (struct reuse_head){
+		.key = key_of(r, dev, ino), .dev = dev, .ino = ino,
+		.size = fidx_row_u64(row, FIDX_COL_SIZE),
+		.mtime_ns = mtime_ns, .ctime_ns = ctime_ns,
+		.from = fidx_row_has(row, FIDX_COL_DIGESTS_FROM)
+				? fidx_row_int(row, FIDX_COL_DIGESTS_FROM)
+				: fidx_row_int(row, FIDX_COL_SCAN_ID),
+		.seq = r->seq++,
+	};
+	uint8_t *out = entry + sizeof(struct reuse_head);
 	for (int d = 0; d < FIDX_NDIGESTS; d++) {
 		if (!(r->digests & (1u << d)))
 			continue;
 		memcpy(out, fidx_row_digest(row, d), fidx_digest_len(d));
 		out += fidx_digest_len(d);
 	}
-	*slot = (struct reuse_slot){
-		.dev = dev, .ino = ino, .size = fidx_row_u64(row, FIDX_COL_SIZE),
-		.mtime_ns = mtime_ns, .ctime_ns = ctime_ns,
-		.from = fidx_row_has(row, FIDX_COL_DIGESTS_FROM)
-				? fidx_row_int(row, FIDX_COL_DIGESTS_FROM)
-				: fidx_row_int(row, FIDX_COL_SCAN_ID),
-		.digest_off = r->count * r->digest_bytes, .used = true,
-	};
-	r->count++;
-	return 0;
+	return append(r, entry, err);
 }
 
-struct fidx_reuse *fidx_reuse_new(unsigned digests, struct fidx_error *err)
+struct fidx_reuse *fidx_reuse_new(unsigned digests, size_t memory, struct fidx_error *err)
 {
 	struct fidx_reuse *r = calloc(1, sizeof(*r));
-	if (!r || grow(r) < 0) {
-		free(r);
+	if (!r) {
 		fidx_fail_nomem(err);
 		return NULL;
 	}
@@ -164,6 +536,12 @@ struct fidx_reuse *fidx_reuse_new(unsigned digests, struct fidx_error *err)
 	for (int d = 0; d < FIDX_NDIGESTS; d++)
 		if (digests & (1u << d))
 			r->digest_bytes += fidx_digest_len(d);
+	r->stride = (sizeof(struct reuse_head) + r->digest_bytes + 7) & ~(size_t)7;
+	r->run_cap = memory / r->stride > MIN_ENTRIES ? memory / r->stride : MIN_ENTRIES;
+	r->fd = r->runs_fd = -1;
+	r->tmpdir = fidx_tmpdir();
+	if (getrandom(&r->seed, sizeof(r->seed), GRND_NONBLOCK) != sizeof(r->seed))
+		r->seed = (uint64_t)fidx_monotonic_ns() ^ (uint64_t)(uintptr_t)r;
 	return r;
 }
 
@@ -184,19 +562,33 @@ int fidx_reuse_load(struct fidx_reuse *r, struct fidx_store *st,
 		.scans = &scan->id, .nscans = 1, .columns = columns, .order = FIDX_ROWS_ANY,
 		.types = FIDX_TYPE_FILE, .damage = FIDX_ROWS_SKIP,
 	};
-	struct fidx_rows *it = fidx_store_rows(st, &q, err);
+	uint8_t *entry = malloc(r->stride);
+	struct fidx_rows *it = NULL;
 	const struct fidx_row *row;
-	int rc;
-	if (!it)
-		return -1;
-	while ((rc = fidx_rows_next(it, &row, err)) == 1) {
-		if (add_file(r, row, scan->started_ns) < 0) {
-			fidx_rows_close(it);
-			return fidx_fail(err, ENOMEM, "out of memory loading the digests of scan %"
-					 PRId64, scan->id);
-		}
+	int rc = -1;
+	if (!entry) {
+		fidx_fail_nomem(err);
+		goto out;
 	}
+	if (reopen_load(r, err) < 0 || !(it = fidx_store_rows(st, &q, err)))
+		goto out;
+	while ((rc = fidx_rows_next(it, &row, err)) == 1)
+		if (add_file(r, row, scan->started_ns, entry, err) < 0) {
+			rc = -1;
+			break;
+		}
+out:
 	fidx_rows_close(it);
+	free(entry);
+	if (rc < 0) {
+		end_load(r); /* the table is left empty */
+		r->count = 0;
+	} else if (finish_load(r, err) < 0) {
+		rc = -1;
+	}
+	if (rc < 0 && err->code == ENOMEM)
+		fidx_fail(err, ENOMEM, "out of memory loading the digests of scan %" PRId64,
+			  scan->id);
 	return rc;
 }
 
@@ -214,11 +606,33 @@ bool fidx_reuse_take(const struct fidx_reuse *r, struct fidx_record *rec)
 	/* The table holds rows whose times fit *_ns: a file dated beyond is read. */
 	if (!fidx_time_to_ns(m->mtime, &mtime_ns) || !fidx_time_to_ns(m->ctime, &ctime_ns))
 		return false;
-	const struct reuse_slot *slot = find_slot(r, m->dev, m->ino);
-	if (!slot->used || slot->size != m->size || slot->mtime_ns != mtime_ns ||
-	    slot->ctime_ns != ctime_ns)
+	uint64_t key = key_of(r, m->dev, m->ino);
+	size_t b = (size_t)(key >> r->shift), lo = r->dir[b], hi = r->dir[b + 1];
+	uint8_t window[LOOKUP_BYTES];
+	size_t per_read = sizeof(window) / r->stride;
+	const struct reuse_head *h = NULL;
+	while (lo < hi && !h) {
+		const uint8_t *base;
+		size_t n = hi - lo;
+		if (r->fd < 0) {
+			base = r->entries + lo * r->stride;
+		} else {
+			n = n < per_read ? n : per_read;
+			/* A failed read of our own file costs a read of the user's file, nothing else. */
+			if (read_at(r->fd, window, n * r->stride, (off_t)(lo * r->stride)) < 0)
+				return false;
+			base = window;
+		}
+		for (size_t i = 0; i < n && !h; i++) {
+			const struct reuse_head *e = (const void *)(base + i * r->stride);
+			if (e->key == key && e->dev == m->dev && e->ino == m->ino)
+				h = e;
+		}
+		lo += n;
+	}
+	if (!h || h->size != m->size || h->mtime_ns != mtime_ns || h->ctime_ns != ctime_ns)
 		return false;
-	const uint8_t *in = r->pool + slot->digest_off;
+	const uint8_t *in = (const uint8_t *)h + sizeof(*h);
 	for (int d = 0; d < FIDX_NDIGESTS; d++) {
 		if (!(r->digests & (1u << d)))
 			continue;
@@ -227,7 +641,7 @@ bool fidx_reuse_take(const struct fidx_reuse *r, struct fidx_record *rec)
 		in += len;
 	}
 	rec->digest_mask = r->digests;
-	rec->digests_from = slot->from;
+	rec->digests_from = h->from;
 	return true;
 }
 
@@ -235,8 +649,11 @@ void fidx_reuse_free(struct fidx_reuse *r)
 {
 	if (!r)
 		return;
-	free(r->slot);
-	free(r->pool);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->entries);
+	free(r->dir);
+	free(r->runs);
 	free(r);
 }
 

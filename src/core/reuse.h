@@ -31,16 +31,27 @@
 /* The digests of earlier scans, by (device, inode). */
 struct fidx_reuse;
 
-/* Makes an empty table of the digests in the mask digests.  Returns it, or NULL with err set. */
-struct fidx_reuse *fidx_reuse_new(unsigned digests, struct fidx_error *err);
+/* Bytes of the table fidx keeps in memory: ~170,000 files with SHA-256; beyond, $TMPDIR. */
+#define FIDX_REUSE_MEMORY (16u << 20)
+
+/*
+ * Makes an empty table of the digests in the mask digests that holds up to
+ * memory bytes of files in memory; a load of more sorts them into an unnamed
+ * temporary file in fidx_tmpdir() (sysinfo.h), which look-ups read, so that
+ * the table's memory does not grow with the tree (reuse.c).  Returns it, or
+ * NULL with err set.
+ */
+struct fidx_reuse *fidx_reuse_new(unsigned digests, size_t memory, struct fidx_error *err);
 
 /*
  * Adds to r every regular file of scan (a scan row of st) recorded without
  * an error, with all of r's digests, and with an mtime and a ctime older
  * than the scan's start by more than their granularity (2 s for whole
  * seconds, else 0.1 s: a change after the read must have moved them).  A
- * damaged row gives nothing: its file is read again.  Returns 0, or -1 with
- * err set.
+ * damaged row gives nothing: its file is read again.  Loads may follow one
+ * another (one table for the bases of several roots).  Returns 0, or -1 with
+ * err set (ENOMEM, or EIO: the temporary file could not be made or written)
+ * and the table empty.
  */
 int fidx_reuse_load(struct fidx_reuse *r, struct fidx_store *st,
 		    const struct fidx_scan_row *scan, struct fidx_error *err);

@@ -50,8 +50,9 @@
 #include "sysinfo.h"
 
 #define BATCH_RECORDS 256   /* records per writer batch */
-#define HASH_QUEUE_CAP 65536 /* records waiting to be hashed (~40 MiB at most): the
-			     * source runs this far ahead, so totals and the ETA come early */
+#define HASH_QUEUE_CAP 16384 /* records waiting to be hashed (~10 MiB at most): the
+			     * source runs this far ahead, so that the totals and the ETA
+			     * come early in a tree of that many files */
 #define WRITE_QUEUE_CAP 64  /* batches waiting to be stored */
 #define IDLE_COMMIT_NS 1000000000 /* a writer idle this long with rows pending commits them */
 #define PREFETCH_FILES 256  /* files read ahead on a cold cache (docs/BENCHMARKS.md) */

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/utsname.h>
@@ -97,6 +98,12 @@ int fidx_writer_alive(int64_t pid, const char *host)
 	    strcmp(theirs, ours) != 0)
 		return 0;
 	return 1;
+}
+
+const char *fidx_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
 }
 
 int64_t fidx_monotonic_ns(void)

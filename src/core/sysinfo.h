@@ -20,6 +20,9 @@ void fidx_sysinfo_read(struct fidx_sysinfo *info);
 /* Returns the number of CPUs this process may run on (its affinity mask). */
 unsigned fidx_usable_cpus(void);
 
+/* Returns the folder for temporary files: $TMPDIR when set and not empty, else /tmp. */
+const char *fidx_tmpdir(void);
+
 /* Returns the wall-clock time in ns since the epoch (UTC). */
 int64_t fidx_now_ns(void);
 

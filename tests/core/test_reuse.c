@@ -39,12 +39,15 @@ static int64_t begin(struct fidx_store *st, const char *root, const char *host,
 	return must_begin_info(st, &info);
 }
 
+/* Bytes of table in memory that load() gives: small, the tables go to disk. */
+static size_t table_memory = FIDX_REUSE_MEMORY;
+
 /* A table of mask loaded with scan (of st), or fails the test. */
 static struct fidx_reuse *load(struct fidx_store *st, const struct fidx_scan_row *scan,
 			       unsigned mask)
 {
 	struct fidx_error err;
-	struct fidx_reuse *r = fidx_reuse_new(mask, &err);
+	struct fidx_reuse *r = fidx_reuse_new(mask, table_memory, &err);
 	if (!r)
 		fail_msg("fidx_reuse_new: %s", err.msg);
 	if (fidx_reuse_load(r, st, scan, &err) < 0)
@@ -162,6 +165,133 @@ static void test_take(void **state)
 	fidx_reuse_free(NULL);
 	fidx_scan_list_free(&l1);
 	fidx_scan_list_free(&l2);
+}
+
+/*
+ * The same with a table too big for its memory: 5,000 files in runs of 16
+ * written to $TMPDIR and merged (313 of them), a second scan's merged in.
+ */
+static void test_take_on_disk(void **state)
+{
+	table_memory = 1000;
+	test_take(state);
+	table_memory = FIDX_REUSE_MEMORY;
+}
+
+/*
+ * A table on disk answers every look-up as one in memory does, and as the
+ * rows say: 3,000 rows of 1,000 files on two devices (the others hard links
+ * of them, each row with its own digest and scan), looked up with the
+ * values of each row and with one value changed.  Of hard links, the first
+ * row loaded gives the digests.
+ */
+static void test_disk_matches_memory(void **state)
+{
+	struct fixture *f = *state;
+	enum { ROWS = 3000, FILES = 1000 };
+	const int64_t scan = begin(f->st, "/r", "h", START_NS, "{\"hash\":\"sha256\"}");
+	static struct fidx_record rows[ROWS];
+	static bool first[ROWS];
+	char path[32];
+	srand(17);
+	for (int i = 0; i < ROWS; i++) {
+		int64_t file = rand() % FILES + 1;
+		rows[i] = file_rec(file, false);
+		rows[i].scan_id = scan;
+		rows[i].meta.dev = (uint64_t)(file % 2 + 1);
+		rows[i].digest_mask = 1u << FIDX_SHA256;
+		rows[i].digests_from = 1000 + i;
+		for (int b = 0; b < 32; b++)
+			rows[i].digest[FIDX_SHA256][b] = (uint8_t)rand();
+		first[i] = true;
+		for (int j = 0; j < i && first[i]; j++)
+			first[i] = rows[j].meta.ino != rows[i].meta.ino;
+		snprintf(path, sizeof(path), "/r/%d", i);
+		must_put(f->st, &rows[i], path);
+	}
+	must_end(f->st, scan, "complete");
+	struct fidx_scan_list list = {0};
+	const struct fidx_scan_row *row = must_scan_row(f->st, scan, &list);
+	struct fidx_reuse *mem = load(f->st, row, 1u << FIDX_SHA256);
+	table_memory = 2000;
+	struct fidx_reuse *disk = load(f->st, row, 1u << FIDX_SHA256);
+	table_memory = FIDX_REUSE_MEMORY;
+	assert_int_equal(fidx_reuse_count(mem), fidx_reuse_count(disk));
+	size_t files = 0;
+	for (int i = 0; i < ROWS; i++)
+		files += first[i];
+	assert_int_equal(fidx_reuse_count(disk), files);
+	for (int i = 0; i < ROWS; i++) {
+		for (int change = 0; change < 3; change++) {
+			struct fidx_record a = rows[i], b = rows[i];
+			a.digest_mask = b.digest_mask = 0;
+			a.digests_from = b.digests_from = 0;
+			memset(a.digest, 0, sizeof(a.digest));
+			memset(b.digest, 0, sizeof(b.digest));
+			if (change == 1)
+				a.meta.dev = b.meta.dev = 3 - a.meta.dev; /* the other device */
+			if (change == 2)
+				a.meta.size = ++b.meta.size;
+			bool took = fidx_reuse_take(mem, &a);
+			assert_int_equal(took, fidx_reuse_take(disk, &b));
+			assert_int_equal(took, change == 0);
+			assert_int_equal(a.digests_from, b.digests_from);
+			assert_memory_equal(a.digest, b.digest, sizeof(a.digest));
+			if (!took)
+				continue;
+			/* The digests of the first row of this file. */
+			int j = 0;
+			while (rows[j].meta.ino != rows[i].meta.ino)
+				j++;
+			assert_true(first[j]);
+			assert_int_equal(a.digests_from, rows[j].digests_from);
+			assert_memory_equal(a.digest[FIDX_SHA256], rows[j].digest[FIDX_SHA256], 32);
+		}
+	}
+	fidx_reuse_free(mem);
+	fidx_reuse_free(disk);
+	fidx_scan_list_free(&list);
+}
+
+/*
+ * A table that must go to disk where no temporary file can be made fails
+ * with one line naming the folder and the ways out, and is left empty.
+ */
+static void test_no_tmpdir(void **state)
+{
+	struct fixture *f = *state;
+	const int64_t scan = begin(f->st, "/r", "h", START_NS, "{\"hash\":\"sha256\"}");
+	char path[32];
+	for (int64_t ino = 1; ino <= 100; ino++) {
+		struct fidx_record rec = file_rec(ino, true);
+		rec.scan_id = scan;
+		snprintf(path, sizeof(path), "/r/%lld", (long long)ino);
+		must_put(f->st, &rec, path);
+	}
+	must_end(f->st, scan, "complete");
+	struct fidx_scan_list list = {0};
+	const struct fidx_scan_row *row = must_scan_row(f->st, scan, &list);
+	const char *was = getenv("TMPDIR");
+	char *saved = was ? strdup(was) : NULL;
+	setenv("TMPDIR", "/nonexistent/fidx-tmp", 1);
+	struct fidx_error err;
+	struct fidx_reuse *r = fidx_reuse_new(1u << FIDX_SHA256, 1000, &err);
+	assert_non_null(r);
+	assert_int_equal(fidx_reuse_load(r, f->st, row, &err), -1);
+	assert_int_equal(err.code, EIO);
+	assert_string_equal(err.msg, "cannot create a temporary file in '/nonexistent/fidx-tmp'"
+			    " for the digests of the earlier scan: No such file or directory"
+			    " (set TMPDIR to a folder with room, or use --rehash)");
+	assert_int_equal(fidx_reuse_count(r), 0);
+	struct fidx_record rec = file_rec(5, false);
+	assert_false(fidx_reuse_take(r, &rec));
+	fidx_reuse_free(r);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	fidx_scan_list_free(&list);
 }
 
 /*
@@ -392,6 +522,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		FIXTURE_STORE_TEST(test_take),
+		FIXTURE_STORE_TEST(test_take_on_disk),
+		FIXTURE_STORE_TEST(test_disk_matches_memory),
+		FIXTURE_STORE_TEST(test_no_tmpdir),
 		FIXTURE_STORE_TEST(test_racy),
 		FIXTURE_STORE_TEST(test_scan_row),
 		FIXTURE_STORE_TEST(test_pathset),

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "sysinfo.h"
 
 /* Reads a big-endian 32-bit value. */
 static uint32_t be32(const unsigned char *p)
@@ -216,12 +217,6 @@ int fidx_dbfile_why(const char *path, bool write, int wal, struct fidx_error *er
 	return 0;
 }
 
-const char *fidx_dbfile_tmpdir(void)
-{
-	const char *dir = getenv("TMPDIR");
-	return dir && *dir ? dir : "/tmp";
-}
-
 /* The files of a scratch database (fidx_dbfile_temporary()), for on_broken_pipe(). */
 static const char *const side_suffixes[] = {"", "-wal", "-shm", "-journal"};
 static char scratch_files[4][PATH_MAX + 16];
@@ -245,7 +240,7 @@ static void on_broken_pipe(int sig)
 char *fidx_dbfile_temporary(const char *prefix)
 {
 	char *path;
-	if (asprintf(&path, "%s/%s-XXXXXX", fidx_dbfile_tmpdir(), prefix) < 0) {
+	if (asprintf(&path, "%s/%s-XXXXXX", fidx_tmpdir(), prefix) < 0) {
 		errno = ENOMEM;
 		return NULL;
 	}

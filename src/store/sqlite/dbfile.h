@@ -128,11 +128,8 @@ bool fidx_dbfile_reader_holds(int fd);
  */
 int fidx_dbfile_why(const char *path, bool write, int wal, struct fidx_error *err);
 
-/* Returns the folder for scratch databases: $TMPDIR, or /tmp. */
-const char *fidx_dbfile_tmpdir(void);
-
 /*
- * Makes an empty file for a scratch database in fidx_dbfile_tmpdir(), named
+ * Makes an empty file for a scratch database in fidx_tmpdir() (sysinfo.h), named
  * "<prefix>-XXXXXX" (mkstemp(3)).  Until fidx_dbfile_remove() removes it,
  * a SIGPIPE (stdout's reader gone: `fidx dupes /usr | head`) removes it and
  * its -wal, -shm and -journal before the process dies of the signal (when

@@ -57,6 +57,7 @@
 
 #include "scanargs.h"
 #include "schema.h"
+#include "sysinfo.h"
 
 /* Wait this long for another connection's lock before failing. */
 #define BUSY_TIMEOUT_MS 10000
@@ -523,6 +524,7 @@ static int connect_write(struct sqlite_store *st, int cache_kib, struct fidx_err
 	st->base.version = FIDX_SCHEMA_VERSION;
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 
+	st->cache_kib = cache_kib;
 	snprintf(pragmas, sizeof(pragmas),
 		 "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s;"
 		 " PRAGMA cache_size = %d", st->scratch ? "OFF" : "NORMAL", -cache_kib);
@@ -871,7 +873,7 @@ static char *sqlite_scratch_new(const char *prefix, struct fidx_error *err)
 	char *path = fidx_dbfile_temporary(prefix);
 	if (!path)
 		fidx_fail(err, errno, "cannot make a temporary database in '%s': %s",
-			  fidx_quote(fidx_dbfile_tmpdir()), strerror(errno));
+			  fidx_quote(fidx_tmpdir()), strerror(errno));
 	return path;
 }
 

@@ -70,6 +70,7 @@ struct sqlite_store {
 	size_t nscans, capscans;   /* how many, and room */
 	size_t last_scan;      /* index of the scan of the last row added (a cache) */
 	unsigned batch_rows;   /* rows per transaction */
+	int cache_kib;         /* the page cache's size (PRAGMA cache_size), KiB */
 	unsigned pending;      /* rows added in the open transaction */
 	bool in_txn;           /* a batch transaction is open */
 	bool scratch;          /* SCRATCH: not synced, no secondary index, no seal */

@@ -623,20 +623,47 @@ int sqlite_seal(struct fidx_store *base, int64_t scan_id, uint8_t seal[FIDX_SEAL
 	return 1;
 }
 
+#define INDEX_CACHE_KIB 2048 /* page cache while the indexes are built */
+
+/*
+ * Sets the page cache to kib KiB.  SQLite's sorter (CREATE INDEX) takes as
+ * much memory as the cache before it spills sorted runs to temporary files.
+ */
+static int set_cache(struct sqlite_store *st, int kib, struct fidx_error *err)
+{
+	char pragma[48];
+	snprintf(pragma, sizeof(pragma), "PRAGMA cache_size = %d", -kib);
+	return sqlite_exec(st, pragma, "index", err);
+}
+
 int sqlite_build_indexes(struct fidx_store *base, struct fidx_error *err)
 {
 	struct sqlite_store *st = sqlite_of(base);
 	struct fidx_error why;
+	int ret = -1;
 
 	if (st->scratch)
 		return sqlite_flush(base, err);
-	if (sqlite_flush(base, err) < 0 ||
-	    sqlite_exec(st, FIDX_FILE_SCAN_PATH_SQL, "index", err) < 0)
+	/*
+	 * With a small cache, the cache's pages are given back and the sort of
+	 * CREATE INDEX stays small (runs that fit the CPU's caches, merged from
+	 * temporary files): 2 MiB built the 1M tree's index faster than 32 MiB
+	 * and took 40 MiB off the scan's peak RSS (docs/BENCHMARKS.md).
+	 */
+	if (sqlite_flush(base, err) < 0 || set_cache(st, INDEX_CACHE_KIB, err) < 0)
 		return -1;
-	if (fidx_pathindex_build_missing(st->db, &why) < 0)
-		return fidx_fail(err, why.code, "cannot index database '%s': %s",
-				 fidx_quote(st->path), why.msg);
-	return 0;
+	if (sqlite_exec(st, FIDX_FILE_SCAN_PATH_SQL, "index", err) < 0)
+		goto out;
+	if (fidx_pathindex_build_missing(st->db, &why) < 0) {
+		fidx_fail(err, why.code, "cannot index database '%s': %s", fidx_quote(st->path),
+			  why.msg);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (set_cache(st, st->cache_kib, ret < 0 ? NULL : err) < 0)
+		ret = -1;
+	return ret;
 }
 
 int sqlite_add_digests(struct fidx_store *base, const struct fidx_file_digest *d, size_t n,

@@ -437,7 +437,7 @@ int cmd_check(int argc, char **argv, const struct fidx_command *cmd)
 	c.a.jobs = fidx_jobs_fit(c.a.jobs, &limit);
 	fidx_catch_signals();
 	if (c.a.trust && c.shape.digests &&
-	    (!(c.reuse = fidx_reuse_new(c.shape.digests, &err)) ||
+	    (!(c.reuse = fidx_reuse_new(c.shape.digests, FIDX_REUSE_MEMORY, &err)) ||
 	     fidx_reuse_load(c.reuse, c.q->st, &c.base, &err) < 0)) {
 		fidx_error("%s", err.msg);
 		goto out;

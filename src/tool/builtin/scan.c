@@ -358,7 +358,7 @@ static int make_plan(struct fidx_store *st, const char *dbpath, char **roots, si
 		if (!base)
 			continue;
 		p->base_ids[r] = base->id;
-		if ((!p->reuse && !(p->reuse = fidx_reuse_new(digests, &err))) ||
+		if ((!p->reuse && !(p->reuse = fidx_reuse_new(digests, FIDX_REUSE_MEMORY, &err))) ||
 		    fidx_reuse_load(p->reuse, st, base, &err) < 0)
 			goto fail;
 	}

@@ -68,7 +68,7 @@ static void test_reuse_malformed_digest(void **state)
 	st = must_open(f->old, FIDX_STORE_WRITE, 0);
 	struct fidx_scan_list list = {0};
 	struct fidx_error err;
-	struct fidx_reuse *r = fidx_reuse_new(1u << FIDX_SHA256, &err);
+	struct fidx_reuse *r = fidx_reuse_new(1u << FIDX_SHA256, FIDX_REUSE_MEMORY, &err);
 	assert_non_null(r);
 	if (fidx_reuse_load(r, st, must_scan_row(st, scan, &list), &err) < 0)
 		fail_msg("fidx_reuse_load: %s", err.msg);
