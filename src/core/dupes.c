@@ -80,6 +80,8 @@ struct node {
 	uint32_t host;             /* its host: an index of the engine's hosts */
 	bool in_image;             /* an entry of a disk image (fidx scan --image): never read */
 	struct fidx_time mtime;    /* as recorded (its first row) */
+	struct fidx_time ctime;    /* as recorded (its first row), when has_ctime */
+	bool has_ctime;
 	size_t row, nrows;         /* its rows: [row, row + nrows) */
 	char *error;               /* K_FAILED: why ("open: Permission denied", ...) */
 	uint8_t known;             /* K_* */
@@ -196,6 +198,8 @@ struct lrow {
 	bool in_image;             /* an entry of a disk image: dev is its scan's and
 				      partition's, and a stream's ino its row's id */
 	struct fidx_time mtime;    /* its mtime */
+	struct fidx_time ctime;    /* its ctime, when has_ctime */
+	bool has_ctime;
 	uint64_t size, dev, ino;   /* file.size, file.dev, file.ino */
 	char *path, *link;         /* file.path, file.link_target (or NULL), in the arena */
 	uint32_t dig;              /* its entry in the digest pool, or NO_DIG */
@@ -223,7 +227,8 @@ struct loaded {
 #define LOAD_COLUMNS                                                                          \
 	(FIDX_COLUMN(FIDX_COL_PATH) | FIDX_COLUMN(FIDX_COL_LINK_TARGET) |                     \
 	 FIDX_COLUMN(FIDX_COL_SIZE) | FIDX_COLUMN(FIDX_COL_DEV) | FIDX_COLUMN(FIDX_COL_INO) |   \
-	 FIDX_COLUMN(FIDX_COL_MTIME) | FIDX_DIGEST_COLUMN(FIDX_SHA256) |                       \
+	 FIDX_COLUMN(FIDX_COL_MTIME) | FIDX_COLUMN(FIDX_COL_CTIME) |                            \
+	 FIDX_DIGEST_COLUMN(FIDX_SHA256) |                                                      \
 	 FIDX_DIGEST_COLUMN(FIDX_SHA512) | FIDX_COLUMN(FIDX_COL_EDGE_BLOCK) |                  \
 	 FIDX_COLUMN(FIDX_COL_EDGES) | FIDX_COLUMN(FIDX_COL_LATER_SHA256) |                   \
 	 FIDX_COLUMN(FIDX_COL_TYPE) | FIDX_COLUMN(FIDX_COL_SCAN_ID) |                          \
@@ -323,6 +328,7 @@ static int read_row(struct fidx_dupes_engine *e, struct loaded *l, const struct 
 		.ino = fidx_row_u64(row, FIDX_COL_INO), .dig = NO_DIG,
 		.host = host_of(sh, fidx_row_int(row, FIDX_COL_SCAN_ID)),
 	};
+	r->has_ctime = fidx_row_time(row, FIDX_COL_CTIME, &r->ctime);
 	/* An image's entry: its inode is one of its partition in its scan (two images hold
 	 * the same numbers), a stream a file of its own beside the file it belongs to. */
 	if (fidx_row_has(row, FIDX_COL_STATE)) {
@@ -446,7 +452,9 @@ static int add_span(struct fidx_dupes_engine *e, const struct loaded *l, size_t 
 		if (!n || r->host != n->host || r->dev != n->dev || r->ino != n->ino) {
 			n = &e->nodes[e->nnodes++];
 			*n = (struct node){.size = r->size, .dev = r->dev, .ino = r->ino, .host = r->host,
-					   .in_image = r->in_image, .mtime = r->mtime, .row = e->nrows};
+					   .in_image = r->in_image, .mtime = r->mtime,
+					   .ctime = r->ctime, .has_ctime = r->has_ctime,
+					   .row = e->nrows};
 		}
 		if (grow_rows(e) < 0)
 			return -1;
@@ -1092,6 +1100,10 @@ static int make_groups(struct fidx_dupes *d)
 						e->files[nfiles] = (struct fidx_dupes_file){
 							.host = host_name(e, e->nodes[k].host),
 							.dev = e->nodes[k].dev, .ino = e->nodes[k].ino,
+							.mtime = e->nodes[k].mtime,
+							.ctime = e->nodes[k].ctime,
+							.has_ctime = e->nodes[k].has_ctime,
+							.in_image = e->nodes[k].in_image,
 							.npaths = e->nodes[k].nrows,
 							.paths = (const char *const *)&e->paths[e->nodes[k].row],
 						};

@@ -64,6 +64,10 @@ struct fidx_dupes_file {
 				      store: files of another host are compared by their
 				      recorded SHA-256 only); NULL when of one */
 	uint64_t dev, ino;         /* as recorded */
+	struct fidx_time mtime;    /* as recorded */
+	struct fidx_time ctime;    /* as recorded, when has_ctime */
+	bool has_ctime;
+	bool in_image;             /* an entry of a disk image: its paths name no file here */
 	size_t npaths;             /* >= 1; more for hard links */
 	const char *const *paths;  /* byte-exact, in byte order */
 };

@@ -26,6 +26,7 @@
 
 #include "diag.h"
 #include "dupes.h"
+#include "dupes_act.h"
 #include "json.h"
 #include "options.h"
 #include "output.h"
@@ -58,6 +59,17 @@ static void dupes_help_reads(FILE *out)
 	      "with \"= \", then an empty line; a total at the end.  With -0 every line\n"
 	      "ends with NUL instead.  --json: one object per group: size, waste,\n"
 	      "algorithm, digest, files [{path, dev, ino, links [{path}]}].\n\n", out);
+	fputs("Acting on them (--delete, --link, --reflink; files of this machine's scans):\n"
+	      "the plan comes first: per group its line, then \"keep PATH\" and \"delete\n"
+	      "PATH\" (\"link\", \"reflink\"; \"leave\" when no file matches --keep) for\n"
+	      "every name, and a total.  Then, unless --dry-run, each file is checked\n"
+	      "again just before it is touched: the kept copy and it must still have the\n"
+	      "device, inode, size, mtime and ctime recorded, and their bytes must be\n"
+	      "equal, compared in full (--reflink: the kernel compares them).  The last\n"
+	      "copy is never removed; a name is replaced by a link atomically (a link\n"
+	      "beside it renamed over it), never across file systems.  Each name done is\n"
+	      "said on stdout (\"deleted PATH\"), each left alone on stderr with why.\n\n",
+	      out);
 }
 
 /* What `fidx dupes --help` says around its options. */
@@ -74,7 +86,8 @@ static const struct fidx_help dupes_help = {
 		"Otherwise the files of DB (default $FIDX_DB, else ./fidx.db) are used, as\n"
 		"recorded.\n\n",
 	.more = dupes_help_reads,
-	.footer = "\nExit status: 0 duplicates listed, 1 none found, 2 usage or fatal error,\n"
+	.footer = "\nExit status: 0 duplicates listed (or every action done), 1 none found,\n"
+		  "2 usage or fatal error, 3 some files left alone (said on stderr),\n"
 		  "130 interrupted.\n",
 };
 
@@ -87,15 +100,7 @@ static void end_line(bool nul)
 /* Prints a group as text: its header line, its paths, an empty line. */
 static void print_text(const struct fidx_dupes_group *g, bool nul)
 {
-	char each[FIDX_SIZE_TEXT], waste[FIDX_SIZE_TEXT];
-	printf("%zu copies of %s (%llu %s each): %s reclaimable (%llu %s), %s ", g->nfiles,
-	       fidx_size_text(g->size, false, each), (unsigned long long)g->size,
-	       fidx_plural(g->size, "byte", "bytes"), fidx_size_text(g->waste, false, waste),
-	       (unsigned long long)g->waste, fidx_plural(g->waste, "byte", "bytes"),
-	       fidx_digest_name(g->algo));
-	for (size_t i = 0; i < fidx_digest_len(g->algo); i++)
-		printf("%02x", g->digest[i]);
-	end_line(nul);
+	fidx_dupes_print_header(g, nul);
 	for (size_t f = 0; f < g->nfiles; f++) {
 		const struct fidx_dupes_file *file = &g->files[f];
 		fidx_out_host(file->host);
@@ -283,6 +288,8 @@ struct dupes_run {
 	struct fidx_query_args qa;    /* DB and its scans */
 	struct fidx_dupes_opts o;
 	bool quiet;
+	bool del, link, reflink;      /* the action asked for, if any */
+	struct fidx_dupes_act act;
 	struct fidx_store *st;        /* PATHs: the store they were scanned into, or NULL */
 	char *scratch;                /* PATHs without --db: the scratch database, or NULL */
 	char *scan_spec;              /* PATHs: their scans, as --scan takes them */
@@ -304,11 +311,39 @@ static int parse_args(int argc, char **argv, struct dupes_run *r, bool *db_mode)
 			      "how files are read: ssd (many at once), hdd (one at a time) or auto"
 			      " (default: hdd when a file's disk reports itself rotational)"),
 		FIDX_OPT_FLAG('q', "quiet", &r->quiet, "no progress line while scanning PATHs"),
+		FIDX_OPT_FLAG(0, "delete", &r->del, "delete every copy but the one kept"),
+		FIDX_OPT_FLAG(0, "link", &r->link,
+			      "replace every copy but the one kept by a hard link to it"),
+		FIDX_OPT_FLAG(0, "reflink", &r->reflink,
+			      "share the kept copy's extents with every other copy (btrfs, XFS)"),
+		FIDX_OPT_STRING(0, "keep", "WHICH", &r->act.keep,
+				"the copy kept: first (by path, the default), newest, oldest (by"
+				" mtime), or a PATTERN (glob on the path: the first file matching)"),
+		FIDX_OPT_FLAG('n', "dry-run", &r->act.dry_run, "print the plan, act on nothing"),
+		FIDX_OPT_STRING(0, "log", "FILE", &r->act.log,
+				"append a JSON line per action (done or not, and why) to FILE"),
 		FIDX_OPT_END,
 	};
 	int first = fidx_parse_options(argc, argv, options, &dupes_help);
 	if (first <= 0)
 		return first;
+	if (r->del + r->link + r->reflink > 1) {
+		fidx_error("--delete, --link and --reflink exclude each other");
+		return FIDX_PARSE_ERROR;
+	}
+	r->act.how = r->link ? FIDX_DEDUPE_LINK : r->reflink ? FIDX_DEDUPE_REFLINK
+							     : FIDX_DEDUPE_DELETE;
+	r->act.nul = r->qa.nul;
+	if (!(r->del || r->link || r->reflink) && (r->act.keep || r->act.dry_run || r->act.log)) {
+		fidx_error("--keep, --dry-run and --log go with --delete, --link or --reflink");
+		return FIDX_PARSE_ERROR;
+	}
+	if ((r->del || r->link || r->reflink) && r->qa.json) {
+		fidx_error("--json lists groups; the plan of --delete, --link and --reflink is text");
+		return FIDX_PARSE_ERROR;
+	}
+	if (!r->act.keep)
+		r->act.keep = "first";
 	*db_mode = first == argc || fidx_query_db_arg(argv[first], &r->qa);
 	if (*db_mode && first + 1 < argc) {
 		fidx_error("unexpected argument '%s' after the database (see 'fidx dupes --help')",
@@ -394,6 +429,9 @@ int cmd_dupes(int argc, char **argv, const struct fidx_command *cmd)
 	 */
 	if (!(q = fidx_query_open(&r.qa, NULL)))
 		goto out;
+	bool acting = r.del || r.link || r.reflink;
+	if (acting && fidx_dupes_act_check(q) < 0)
+		goto out;
 	int closed = fidx_store_close(r.st, &err);
 	r.st = NULL;
 	if (closed < 0) {
@@ -418,7 +456,8 @@ int cmd_dupes(int argc, char **argv, const struct fidx_command *cmd)
 		goto out;
 	if (!r.scratch)
 		keep_digests(d, fidx_db_name(r.qa.db));
-	status = d->interrupted ? 130 : print_groups(d, &r.qa);
+	status = d->interrupted ? 130 : acting ? fidx_dupes_act_run(d, &r.act)
+					       : print_groups(d, &r.qa);
 out:
 	fidx_dupes_free(d);
 	if (fidx_query_close(q) < 0)
