@@ -264,6 +264,11 @@ install: all
 	install -D -m 644 include/fidx/walk.h $(DESTDIR)$(PREFIX)/include/fidx/walk.h
 	install -D -m 755 scripts/fidx-pg-setup $(DESTDIR)$(PREFIX)/bin/fidx-pg-setup
 	install -D -m 644 src/store/postgres/schema.sql $(DESTDIR)$(PREFIX)/share/fidx/schema.sql
+	install -D -m 644 completions/fidx.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/fidx
+	install -D -m 644 completions/_fidx $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_fidx
+	install -D -m 644 completions/fidx.fish \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/fidx.fish
 	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' fidx.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/fidx.pc

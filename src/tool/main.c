@@ -33,6 +33,7 @@
 #include "diag.h"
 #include "hash.h"
 #include "output.h"
+#include "options.h"
 #include "store.h"
 
 /* The commands, in the order fidx --help lists them (FIDX_COMMANDS, builtin.h). */
@@ -185,6 +186,12 @@ static int run(int argc, char **argv, const struct fidx_command **cmd)
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], FIDX_COMPLETION_HELPER) == 0) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			printf("%s\t%s\n", commands[i].name, commands[i].summary);
+		printf("help\t%s\n", "the commands, or a command's help");
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {

@@ -174,9 +174,44 @@ static void bad_option(const char *command, int c, char **argv, const struct fid
 	free(name);
 }
 
+/*
+ * Writes the first clause of help (up to a colon, semicolon or parenthesis,
+ * at most 60 bytes, cut at a space): the description a shell shows beside
+ * an option.
+ */
+static void write_gist(FILE *out, const char *help)
+{
+	size_t n = strcspn(help, ":;(\t\n");
+	if (n > 60) {
+		n = 60;
+		while (n > 0 && help[n] != ' ')
+			n--;
+	}
+	while (n > 0 && help[n - 1] == ' ')
+		n--;
+	fwrite(help, 1, n, out);
+}
+
+void fidx_options_completion(FILE *out, const struct fidx_option *options)
+{
+	for (size_t i = 0; options[i].kind != FIDX_OPT_KIND_END; i++) {
+		const struct fidx_option *o = &options[i];
+		if (o->short_name)
+			fprintf(out, "-%c", o->short_name);
+		fprintf(out, "\t--%s\t%s\t", o->long_name, o->arg ? o->arg : "");
+		write_gist(out, o->help);
+		putc('\n', out);
+	}
+	fputs("-h\t--help\t\tshow this help\n", out);
+}
+
 int fidx_parse_options(int argc, char **argv, const struct fidx_option *options,
 		       const struct fidx_help *help)
 {
+	if (argc == 2 && strcmp(argv[1], FIDX_COMPLETION_HELPER) == 0) {
+		fidx_options_completion(stdout, options);
+		return FIDX_PARSE_HELP;
+	}
 	size_t n = count_options(options);
 	/* On the stack: parsing allocates nothing, so that out of memory is never a usage error. */
 	struct option longopts[FIDX_OPT_MAX + 2] = {{0}};

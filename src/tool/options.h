@@ -56,6 +56,18 @@ struct fidx_option {
 #define FIDX_OPT_CALL(s, l, a, f, v, h) {FIDX_OPT_KIND_CALL, (s), (l), (a), (v), (f), (h)}
 #define FIDX_OPT_END {FIDX_OPT_KIND_END, 0, NULL, NULL, NULL, NULL, NULL}
 
+/*
+ * The one argument that makes a command print its options for the shell
+ * completions (completions/: bash, zsh, fish), one a line, fields separated
+ * by tabs: "-s", "--long", the argument's name ("" when none), the first
+ * clause of its help; then exit 0.  `fidx --completion-helper` lists the
+ * commands ("name", tab, summary).  Not in --help: it is for the scripts.
+ */
+#define FIDX_COMPLETION_HELPER "--completion-helper"
+
+/* Prints the completion lines of options (FIDX_COMPLETION_HELPER) on out. */
+void fidx_options_completion(FILE *out, const struct fidx_option *options);
+
 /* What --help says around the options of a command. */
 struct fidx_help {
 	const char *command;   /* its name, for messages ("find") */
