@@ -3,9 +3,11 @@
  * is touched (dedupe.h has the picture).
  *
  * Names are reached through their folder's descriptor: the folder is opened
- * (any length, fidx_open_long()), the name looked at with fstatat() and
- * changed with unlinkat(), linkat() and renameat() in that folder, so that
- * the check and the change are about the same directory entry.  A hard
+ * from / one component at a time with O_NOFOLLOW (any length; a symlink
+ * swapped in for a folder since the scan fails the walk, never leads
+ * elsewhere), the name looked at with fstatat() and changed with unlinkat(),
+ * linkat() and renameat2() in that folder, so that the check and the change
+ * are about the same directory entry.  A hard
  * link of the kept file is made from its open descriptor (linkat() with
  * AT_EMPTY_PATH, or /proc/self/fd when that needs a privilege this process
  * lacks), never from its name, which could have been replaced.
@@ -24,7 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdutil.h"
 #include "timestamp.h"
 
 #define COMPARE_BLOCK (256 * 1024)   /* bytes of each file compared at once */
@@ -58,13 +59,70 @@ static int still_recorded(const struct stat *st, const struct fidx_dupes_file *f
 	return fidx_fail(err, ESTALE, "changed since it was scanned (%s)", what);
 }
 
-/* Opens path read-only, not following a symlink at its end.  Returns an fd, or -1 with err set. */
+/*
+ * Opens the folder that holds the last component of path, walking it from /
+ * one folder at a time with O_NOFOLLOW, so that no symlink anywhere on the
+ * path is followed (the path may be longer than PATH_MAX; a folder needs only
+ * search permission).  Sets *name to the last component.  Returns an O_PATH
+ * descriptor, or -1 with errno set (ELOOP: a folder on the path is a symlink
+ * now; EINVAL: not a plain absolute path).
+ */
+static int open_parent(const char *path, const char **name)
+{
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *p = path;
+	while (dir >= 0) {
+		while (*p == '/')
+			p++;
+		const char *end = strchr(p, '/');
+		if (!end) {
+			*name = p;
+			if (!*p || strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+				break;
+			return dir;
+		}
+		size_t len = (size_t)(end - p);
+		char part[NAME_MAX + 1];
+		if (len > NAME_MAX || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			break;
+		memcpy(part, p, len);
+		part[len] = '\0';
+		int next = openat(dir, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(dir);
+		if (next < 0) {
+			/* O_PATH | O_NOFOLLOW opens a symlink itself, which O_DIRECTORY refuses */
+			errno = saved == ENOTDIR ? ELOOP : saved;
+			return -1;
+		}
+		dir = next;
+		p = end;
+	}
+	if (dir >= 0)
+		close(dir);
+	errno = EINVAL;
+	return -1;
+}
+
+/* Opens path read-only, following no symlink on it.  Returns an fd, or -1 with err set. */
 static int open_file(const char *path, struct fidx_error *err)
 {
-	int fd = fidx_open_long(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	const char *name;
+	int dir = open_parent(path, &name), fd = -1;
+	if (dir >= 0) {
+		fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		int saved = errno;
+		close(dir);
+		errno = saved;
+	}
 	if (fd < 0)
 		return fidx_fail(err, errno, "cannot open: %s",
-				 errno == ELOOP ? "it is a symlink now" : strerror(errno));
+				 errno == ELOOP ? "it, or a folder on its path, is a symlink now"
+						: strerror(errno));
 	return fd;
 }
 
@@ -196,20 +254,10 @@ struct entry {
 /* Opens the folder of path into e.  Returns 0, or -1 with err set. */
 static int open_entry(struct entry *e, const char *path, struct fidx_error *err)
 {
-	const char *slash = strrchr(path, '/');
-	e->dir = -1;
-	e->name = slash ? slash + 1 : path;
-	if (!slash || !*e->name)
-		return fidx_fail(err, EINVAL, "not an absolute path to a file");
-	size_t len = (size_t)(slash - path);
-	char *dir = strndup(path, len ? len : 1);
-	if (!dir)
-		return fidx_fail_nomem(err);
-	e->dir = fidx_open_long(dir, O_PATH | O_DIRECTORY);
-	int saved = errno;
-	free(dir);
-	if (e->dir < 0)
-		return fidx_fail(err, saved, "cannot open its folder: %s", strerror(saved));
+	if ((e->dir = open_parent(path, &e->name)) < 0)
+		return fidx_fail(err, errno, "cannot open its folder: %s",
+				 errno == ELOOP ? "a folder on its path is a symlink now"
+						: strerror(errno));
 	return 0;
 }
 
@@ -261,9 +309,28 @@ static int link_kept(const struct fidx_dedupe_keep *k, int dir, const char *tmp)
 }
 
 /*
+ * Whether this process may replace or remove name (owned by uid) in folder
+ * dir: in a sticky folder (mode +t), only the owner of the folder or of the
+ * entry may, or a process with CAP_FOWNER (root).  Else err says so.
+ */
+static bool may_replace(int dir, uid_t uid, struct fidx_error *err)
+{
+	struct stat st;
+	if (fstat(dir, &st) < 0 || !(st.st_mode & S_ISVTX) || geteuid() == 0 ||
+	    geteuid() == st.st_uid || geteuid() == uid)
+		return true;
+	fidx_fail(err, EPERM, "in a sticky folder (mode +t), owned by neither this user nor"
+		  " the folder's owner");
+	return false;
+}
+
+/*
  * Replaces name in folder dir (the inode dup) by a hard link of the kept
- * file: linked to a temporary name beside it, then renamed over it.
- * Returns 0, or -1 with err set (name untouched).
+ * file: linked to a temporary name beside it, exchanged with name
+ * (renameat2 RENAME_EXCHANGE: name names one of the two files at every
+ * moment), then the temporary name, which now names what name did, removed
+ * once it is seen to be dup (else exchanged back).  Returns 0, or -1 with
+ * err set (name as it was).
  */
 static int replace_by_link(const struct fidx_dedupe_keep *k, int dir, const char *name,
 			   const struct fidx_dupes_file *dup, struct fidx_error *err)
@@ -282,14 +349,35 @@ static int replace_by_link(const struct fidx_dedupe_keep *k, int dir, const char
 					 errno == EXDEV ? "another file system" : strerror(errno));
 	}
 	if (!names_inode(dir, tmp, k->file->dev, k->file->ino, "the new link", err) ||
-	    !names_inode(dir, name, dup->dev, dup->ino, "its name", err) ||
-	    renameat(dir, tmp, dir, name) < 0) {
-		if (!fidx_failed(err))
-			fidx_fail(err, errno, "cannot rename the link over it: %s", strerror(errno));
-		unlinkat(dir, tmp, 0);
-		return -1;
+	    !names_inode(dir, name, dup->dev, dup->ino, "its name", err))
+		goto remove_tmp;
+	if (renameat2(dir, tmp, dir, name, RENAME_EXCHANGE) < 0) {
+		/* A file system without the exchange: a plain rename over it (checked just above). */
+		if ((errno == EINVAL || errno == ENOSYS) && renameat(dir, tmp, dir, name) == 0)
+			return 0;
+		fidx_fail(err, errno, "cannot put the link in its place: %s", strerror(errno));
+		goto remove_tmp;
 	}
-	return 0;
+	/* tmp names what name named a moment ago: the copy, unless it was swapped meanwhile. */
+	if (!names_inode(dir, tmp, dup->dev, dup->ino, "its name", err)) {
+		if (renameat2(dir, tmp, dir, name, RENAME_EXCHANGE) == 0)
+			goto remove_tmp;
+		return fidx_fail(err, ESTALE, "its name changed while it was replaced; what was"
+				 " there is now named '%s' beside it", tmp);
+	}
+	if (unlinkat(dir, tmp, 0) == 0)
+		return 0;
+	return fidx_fail(err, errno, "linked, but its old name, moved to '%s' beside it, cannot"
+			 " be removed: %s", tmp, strerror(errno));
+remove_tmp:
+	if (unlinkat(dir, tmp, 0) < 0 && errno != ENOENT) {
+		int e = errno;
+		char why[512];
+		snprintf(why, sizeof(why), "%.400s", err->msg);
+		fidx_fail(err, e, "%s; the temporary link '%s' beside it cannot be removed: %s", why,
+			  tmp, strerror(e));
+	}
+	return -1;
 }
 
 /* Acts on one name of dup (delete or link).  Returns 0, or -1 with err set. */
@@ -300,8 +388,11 @@ static int act_on_name(const struct fidx_dedupe_keep *k, const struct fidx_dupes
 	int ret = -1;
 	if (open_entry(&e, path, err) < 0)
 		return -1;
+	struct stat st;
 	if (!names_inode(e.dir, e.name, dup->dev, dup->ino, "its name", err) ||
 	    !keep_still_named(k, err))
+		goto out;
+	if (fstatat(e.dir, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !may_replace(e.dir, st.st_uid, err))
 		goto out;
 	if (how == FIDX_DEDUPE_LINK) {
 		ret = replace_by_link(k, e.dir, e.name, dup, err);
@@ -329,7 +420,8 @@ static int open_checked(const struct fidx_dedupe_keep *k, const struct fidx_dupe
 		return fidx_fail(err, EINVAL, "an entry of a disk image, not a file of this machine");
 	if (dup->dev == k->file->dev && dup->ino == k->file->ino)
 		return fidx_fail(err, EINVAL, "the kept copy itself");
-	if (how == FIDX_DEDUPE_LINK && dup->dev != k->file->dev)
+	/* Another device may be the same file seen through an overlay, NFS or FUSE mount. */
+	if (dup->dev != k->file->dev)
 		return fidx_fail(err, EXDEV, "on another file system than the kept copy");
 	if ((fd = open_file(dup->paths[0], err)) < 0)
 		return -1;
@@ -358,11 +450,13 @@ fail:
 size_t fidx_dedupe_file(const struct fidx_dedupe_keep *k, const struct fidx_dupes_file *dup,
 			enum fidx_dedupe_how how,
 			void (*report)(void *arg, const char *path, const struct fidx_error *why),
-			void *arg)
+			void *arg, uint64_t *other_names)
 {
 	struct fidx_error err;
+	struct stat st;
 	size_t done = 0;
 	fidx_error_clear(&err);
+	*other_names = 0;
 	int fd = open_checked(k, dup, how, &err);
 	if (fd >= 0 && how == FIDX_DEDUPE_REFLINK && share_extents(k, fd, &err) < 0) {
 		close(fd);
@@ -378,6 +472,9 @@ size_t fidx_dedupe_file(const struct fidx_dedupe_keep *k, const struct fidx_dupe
 		done += !fidx_failed(&why);
 		report(arg, dup->paths[i], fidx_failed(&why) ? &why : NULL);
 	}
+	/* Names the scans did not record (outside their trees) still hold its bytes. */
+	if (fd >= 0 && how != FIDX_DEDUPE_REFLINK && done == dup->npaths && fstat(fd, &st) == 0)
+		*other_names = (uint64_t)st.st_nlink;
 	if (fd >= 0)
 		close(fd);
 	return done;

@@ -9,14 +9,15 @@
  *   kept file ── open (O_NOFOLLOW), fstat: regular, device, inode, size,
  *   │            mtime and ctime as recorded ── else the group is left alone
  *   ▼
- *   each other file ── open, fstat: the same checks
+ *   each other file ── on the kept file's device only; open, fstat: the same checks
  *     ├─ --delete, --link: its bytes compared with the kept file's, all of
  *     │   them, then fstat again (nothing moved while it was compared)
- *     │     └─ each of its names: the name must still be that inode
- *     │        (fstatat in its folder), the kept file must still have its
- *     │        name, then unlinkat(), or linkat() of the kept file to a
- *     │        temporary name beside it and renameat() over it (atomic:
- *     │        the name always names one of the two copies)
+ *     │     └─ each of its names (its folders reached with no symlink
+ *     │        followed): the name must still be that inode (fstatat in
+ *     │        its folder), the kept file must still have its name, then
+ *     │        unlinkat(), or linkat() of the kept file to a temporary name
+ *     │        beside it exchanged with the name (renameat2: the name
+ *     │        always names one of the two copies) and the old one removed
  *     └─ --reflink: FIDEDUPERANGE, where the kernel compares the bytes and
  *        shares only ranges that are equal (btrfs, XFS): no name changes,
  *        each file keeps its own metadata
@@ -65,11 +66,15 @@ void fidx_dedupe_keep_close(struct fidx_dedupe_keep *k);
  * Deletes, links or shares (how) dup, another file of k's group, after the
  * checks above, and calls report(arg, path, why) for each of dup's names:
  * why NULL when it was done, else why not (nothing was done to that name).
- * Returns how many names were done.
+ * A copy on another device than k's is never touched (an overlay, NFS or
+ * FUSE mount can show the kept file itself under another device).  Sets
+ * *other_names to the names dup's inode still has once every name recorded
+ * was deleted or replaced (names outside the scanned trees: its bytes are
+ * not freed), else 0.  Returns how many names were done.
  */
 size_t fidx_dedupe_file(const struct fidx_dedupe_keep *k, const struct fidx_dupes_file *dup,
 			enum fidx_dedupe_how how,
 			void (*report)(void *arg, const char *path, const struct fidx_error *why),
-			void *arg);
+			void *arg, uint64_t *other_names);
 
 #endif /* FIDX_DEDUPE_H */

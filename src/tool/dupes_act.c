@@ -109,13 +109,24 @@ void fidx_dupes_print_header(const struct fidx_dupes_group *g, bool nul)
 	putc_unlocked(nul ? '\0' : '\n', stdout);
 }
 
+/*
+ * Whether file f of g is on the device of file k, the one kept.  A copy on
+ * another device is left alone: an overlay, NFS or FUSE mount can show the
+ * kept file itself under another device.
+ */
+static bool same_device(const struct fidx_dupes_group *g, size_t k, size_t f)
+{
+	return g->files[f].dev == g->files[k].dev;
+}
+
 /* Prints the plan of group g, keeping file k (g->nfiles: left alone). */
 static void print_plan(const struct fidx_dupes_group *g, size_t k, const struct fidx_dupes_act *a)
 {
 	fidx_dupes_print_header(g, a->nul);
 	for (size_t f = 0; f < g->nfiles; f++)
 		for (size_t p = 0; p < g->files[f].npaths; p++)
-			print_line(k == g->nfiles ? "leave" : f == k ? "keep" : plan_verb[a->how],
+			print_line(k == g->nfiles || (f != k && !same_device(g, k, f)) ? "leave"
+				   : f == k ? "keep" : plan_verb[a->how],
 				   g->files[f].paths[p], a->nul);
 	putc_unlocked(a->nul ? '\0' : '\n', stdout);
 }
@@ -205,10 +216,18 @@ static bool act_on_group(struct act_state *s, const struct fidx_dupes_group *g, 
 			return false;
 		}
 		s->file = &g->files[f];
-		size_t done = fidx_dedupe_file(&keep, s->file, s->a->how, report, s);
+		if (s->file->dev != s->kept->dev)
+			continue; /* left alone in the plan */
+		uint64_t others;
+		size_t done = fidx_dedupe_file(&keep, s->file, s->a->how, report, s, &others);
 		if (done == s->file->npaths) {
 			s->files_done++;
-			s->bytes_done += g->size;
+			if (!others)
+				s->bytes_done += g->size;
+			else
+				fidx_warn("'%s' has %llu more %s the scans did not record: its bytes stay",
+					  fidx_quote(s->file->paths[0]), (unsigned long long)others,
+					  fidx_plural(others, "name", "names"));
 		}
 	}
 	fidx_dedupe_keep_close(&keep);
@@ -230,7 +249,7 @@ static void print_total(const char *what, uint64_t files, uint64_t names, uint64
 int fidx_dupes_act_run(const struct fidx_dupes *d, const struct fidx_dupes_act *a)
 {
 	struct act_state s = {.a = a};
-	uint64_t plan_files = 0, plan_names = 0, plan_bytes = 0, groups_left = 0;
+	uint64_t plan_files = 0, plan_names = 0, plan_bytes = 0, groups_left = 0, elsewhere = 0;
 	size_t *kept = calloc(d->ngroups ? d->ngroups : 1, sizeof(*kept));
 	int status = 0;
 
@@ -247,11 +266,17 @@ int fidx_dupes_act_run(const struct fidx_dupes *d, const struct fidx_dupes_act *
 			groups_left++;
 			continue;
 		}
-		for (size_t f = 0; f < g->nfiles; f++)
-			if (f != kept[i])
-				plan_names += g->files[f].npaths;
-		plan_files += g->nfiles - 1;
-		plan_bytes += g->waste;
+		for (size_t f = 0; f < g->nfiles; f++) {
+			if (f == kept[i])
+				continue;
+			if (!same_device(g, kept[i], f)) {
+				elsewhere++;
+				continue;
+			}
+			plan_names += g->files[f].npaths;
+			plan_files++;
+			plan_bytes += g->size;
+		}
 	}
 	char suffix[96] = "";
 	if (groups_left)
@@ -264,13 +289,17 @@ int fidx_dupes_act_run(const struct fidx_dupes *d, const struct fidx_dupes_act *
 		fidx_warn("%llu %s of duplicates left alone: no file matches --keep '%s'",
 			  (unsigned long long)groups_left, fidx_plural(groups_left, "group", "groups"),
 			  fidx_quote(a->keep));
+	if (elsewhere)
+		fidx_warn("%llu %s on another file system than the kept one left alone (an overlay,"
+			  " NFS or FUSE mount can show the very same file under another device)",
+			  (unsigned long long)elsewhere, fidx_plural(elsewhere, "copy", "copies"));
 	if (fidx_out_end() < 0) {
 		free(kept);
 		return 2;
 	}
 	if (a->dry_run || !d->ngroups) {
 		free(kept);
-		return !d->ngroups ? 1 : groups_left ? 3 : 0;
+		return !d->ngroups ? 1 : groups_left || elsewhere ? 3 : 0;
 	}
 	if (a->log) {
 		int fd = open(a->log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -301,5 +330,5 @@ int fidx_dupes_act_run(const struct fidx_dupes *d, const struct fidx_dupes_act *
 	free(kept);
 	if (status)
 		return status;
-	return !whole ? 130 : s.log_failed ? 2 : s.names_left || groups_left ? 3 : 0;
+	return !whole ? 130 : s.log_failed ? 2 : s.names_left || groups_left || elsewhere ? 3 : 0;
 }

@@ -23,14 +23,20 @@ with what the plan said, through os.stat and the bytes of every file:
     row has no ctime (an older or edited database) and whose bytes changed:
     left alone because its bytes differ from the kept copy's;
   * as nobody, a copy in a read-only folder: "Permission denied", kept;
-  * a copy on another file system (a tmpfs, as root): --link leaves it
-    alone ("another file system"), --delete deletes it;
+  * a copy on another file system (a tmpfs, as root): every action leaves
+    it alone ("leave" in the plan: an overlay, NFS or FUSE mount can show
+    the kept file itself under another device);
+  * a folder on a copy's path replaced by a symlink after the scan: nothing
+    followed, nothing deleted; a copy with a name outside the scanned tree:
+    deleted, its bytes not counted as reclaimed; as nobody, --link of
+    root's copy in a sticky folder: refused before anything is linked;
   * --reflink where the file system cannot share extents: left alone with
     why, nothing changed; on XFS (a loop image, when mkfs.xfs and root are
     there) the copies share the kept file's extents (FIEMAP's physical
     offsets equal) and keep their own inodes and bytes;
   * refusals (exit 2, one line, nothing changed): two actions, --json with
-    an action, --keep without one, a scan made on another host.
+    an action, --keep without one, --empty with an action, a scan made on
+    another host.
 """
 
 import fcntl
@@ -286,19 +292,56 @@ def main():
 			write(top + b"/m/b", blob)
 			db = base + b"/fs.db"
 			scan(top, db)
-			res = run_fidx("dupes", "--link", db)
-			chk.ok("--link: a copy on another file system left alone, said so",
-			       os.path.exists(top + b"/m/b") and os.stat(top + b"/m/b").st_nlink == 1 and
-			       b"on another file system than the kept copy" in res.err and res.rc == 3,
-			       repr(res))
-			res = run_fidx("dupes", "--reflink", db)
-			chk.ok("--reflink: a file system that cannot share extents: left alone, why",
-			       read(top + b"/m/b") == blob and b"cannot share extents" in res.err and
-			       res.rc == 3, repr(res))
+			before = snapshot(top)
+			for action in ("--link", "--reflink", "--delete"):
+				res = run_fidx("dupes", action, db)
+				chk.ok("%s: a copy on another file system is left alone: 'leave' in the plan,"
+				       " a warning, exit 3" % action,
+				       snapshot(top) == before and b"\nleave %s/m/b\n" % top in res.out and
+				       b"on another file system than the kept one left alone" in res.err and
+				       res.rc == 3, repr(res))
+
+		with chk.guard("symlinks, sticky folders, names outside the scan"):
+			n[0] += 1
+			top = base + b"/t%d" % n[0]
+			blob = os.urandom(20000)
+			os.makedirs(top + b"/sub")
+			write(top + b"/k", blob)
+			write(top + b"/sub/x", blob)
+			os.makedirs(top + b"/outside")
+			os.link(top + b"/sub/x", top + b"/outside/x")
+			db = base + b"/sym.db"
+			lib.settle(top)
+			assert run_fidx("scan", "-q", "--hash", "sha256", "-o", db, top + b"/k",
+					top + b"/sub").rc == 0
+			os.rename(top + b"/sub", top + b"/sub.old")
+			os.symlink(b"outside", top + b"/sub")
 			res = run_fidx("dupes", "--delete", db)
-			chk.ok("--delete: a copy on another file system is deleted",
-			       not os.path.exists(top + b"/m/b") and read(top + b"/a") == blob and
-			       res.rc == 0, repr(res))
+			chk.ok("a folder on a copy's path replaced by a symlink: not followed, nothing deleted",
+			       os.path.exists(top + b"/outside/x") and os.path.exists(top + b"/sub.old/x") and
+			       b"a folder on its path, is a symlink now" in res.err and res.rc == 3,
+			       repr(res))
+			os.unlink(top + b"/sub")
+			os.rename(top + b"/sub.old", top + b"/sub")
+			res = run_fidx("dupes", "--delete", db)
+			chk.ok("a copy with a name the scans did not record: deleted, its bytes not counted",
+			       not os.path.exists(top + b"/sub/x") and read(top + b"/outside/x") == blob and
+			       b"has 1 more name the scans did not record" in res.err and
+			       b"deleted 1 file (1 name), 0 B (0 bytes) reclaimed" in res.out, repr(res))
+
+			n[0] += 1
+			top = base + b"/t%d" % n[0]
+			os.makedirs(top + b"/s")
+			os.chown(top, NOBODY, NOBODY)
+			write(top + b"/a", blob, 0o666)
+			write(top + b"/s/b", blob)
+			os.chmod(top + b"/s", 0o1777)
+			db = base + b"/sticky.db"
+			scan(top, db, uid=NOBODY)
+			res = run_fidx("dupes", "--link", db, uid=NOBODY)
+			chk.ok("as nobody, --link of a root's copy in a sticky folder: refused, no name left",
+			       os.listdir(top + b"/s") == [b"b"] and os.stat(top + b"/s/b").st_nlink == 1 and
+			       b"in a sticky folder" in res.err and res.rc == 3, repr(res))
 
 		with chk.guard("--reflink on XFS"):
 			reflink_on_xfs(chk, td, base)
@@ -308,7 +351,8 @@ def main():
 			for label, args in (("--delete --link", ["--delete", "--link"]),
 					    ("--json with --delete", ["--delete", "--json"]),
 					    ("--keep without an action", ["--keep", "newest"]),
-					    ("--dry-run without an action", ["--dry-run"])):
+					    ("--dry-run without an action", ["--dry-run"]),
+					    ("--empty with --delete", ["--delete", "--empty"])):
 				lib.check_fatal(chk, label, run_fidx("dupes", *args, db))
 			lib.connect(db).execute("UPDATE scan SET host = 'elsewhere'").connection.commit()
 			res = run_fidx("dupes", "--delete", db)

@@ -17,11 +17,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "seal.h"
+#include "sysinfo.h"
 
 /* The key of the advisory lock taken while the schema is made ("fidx" in ASCII). */
 #define SCHEMA_LOCK 0x66696478
@@ -467,26 +469,73 @@ static void no_notice(void *arg, const char *message)
 }
 
 /*
- * Connects to target, quietly (no notices on stderr), with an empty
- * search_path.  Returns the connection, or NULL with err set.
+ * The seconds connect_timeout of conn's parameters allows a connection (0:
+ * no limit).  libpq counts it per host and at least 2 s; here it bounds the
+ * whole attempt, at least 2 s too.
+ */
+static int connect_seconds(PGconn *conn)
+{
+	PQconninfoOption *opts = PQconninfo(conn);
+	int seconds = 0;
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+		if (strcmp(o->keyword, "connect_timeout") == 0 && o->val)
+			seconds = atoi(o->val);
+	PQconninfoFree(opts);
+	return seconds <= 0 ? 0 : seconds < 2 ? 2 : seconds;
+}
+
+/*
+ * Drives the connection libpq started until it is made or has failed,
+ * waiting on its socket, within connect_timeout.  Returns whether it was
+ * made; a timeout leaves a message for connect_to().
+ */
+static bool finish_connect(PGconn *conn, const char **timed_out)
+{
+	int seconds = connect_seconds(conn);
+	int64_t deadline = fidx_monotonic_ns() + (int64_t)seconds * 1000000000;
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+	while (ps != PGRES_POLLING_OK && ps != PGRES_POLLING_FAILED) {
+		struct pollfd pfd = {.fd = PQsocket(conn),
+				     .events = ps == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+		int64_t left = seconds ? deadline - fidx_monotonic_ns() : -1;
+		if (seconds && left <= 0) {
+			*timed_out = "timeout expired";
+			return false;
+		}
+		int rc = pfd.fd < 0 ? 0 : poll(&pfd, 1, seconds ? (int)(left / 1000000) + 1 : -1);
+		if (rc < 0 && errno != EINTR)
+			return false;
+		if (rc != 0 || pfd.fd < 0)
+			ps = PQconnectPoll(conn);
+	}
+	return ps == PGRES_POLLING_OK;
+}
+
+/*
+ * Connects to target, quietly (no notices on stderr, from the first message
+ * of the server on: a server that dies while it starts a session sends its
+ * FATAL as a notice), with an empty search_path.  Returns the connection, or
+ * NULL with err set.
  */
 static PGconn *connect_to(struct pg_store *st, struct fidx_error *err)
 {
 	static const char *const keys[] = {"dbname", "fallback_application_name", NULL};
 	const char *values[] = {st->target, "fidx", NULL};
-	st->conn = PQconnectdbParams(keys, values, 1);
+	const char *timed_out = NULL;
+	st->conn = PQconnectStartParams(keys, values, 1);
 	if (!st->conn) {
 		fidx_fail_nomem(err);
 		return NULL;
 	}
-	if (PQstatus(st->conn) != CONNECTION_OK) {
+	PQsetNoticeProcessor(st->conn, no_notice, NULL);
+	if (PQstatus(st->conn) == CONNECTION_BAD || !finish_connect(st->conn, &timed_out) ||
+	    PQstatus(st->conn) != CONNECTION_OK) {
 		char line[1024];
-		pg_first_line(PQerrorMessage(st->conn), line, sizeof(line));
+		pg_first_line(timed_out ? timed_out : PQerrorMessage(st->conn), line, sizeof(line));
 		fidx_fail(err, ECONNREFUSED, "cannot open database '%s'%s: %s", fidx_quote(st->name),
 			  st->origin, line);
 		return NULL;
 	}
-	PQsetNoticeProcessor(st->conn, no_notice, NULL);
 	/* No schema but those named, and no JIT: fidx's queries are plain reads of many rows,
 	 * for which compiling their expressions costs more than it saves (fidx verify of a
 	 * million rows: 1.85 s with it, 1.58 s without). */

@@ -67,7 +67,8 @@ static void dupes_help_reads(FILE *out)
 	      "device, inode, size, mtime and ctime recorded, and their bytes must be\n"
 	      "equal, compared in full (--reflink: the kernel compares them).  The last\n"
 	      "copy is never removed; a name is replaced by a link atomically (a link\n"
-	      "beside it renamed over it), never across file systems.  Each name done is\n"
+	      "beside it exchanged with it); no symlink on a path is followed; a copy on\n"
+	      "another file system than the kept one is left alone.  Each name done is\n"
 	      "said on stdout (\"deleted PATH\"), each left alone on stderr with why.\n\n",
 	      out);
 }
@@ -336,6 +337,11 @@ static int parse_args(int argc, char **argv, struct dupes_run *r, bool *db_mode)
 	r->act.nul = r->qa.nul;
 	if (!(r->del || r->link || r->reflink) && (r->act.keep || r->act.dry_run || r->act.log)) {
 		fidx_error("--keep, --dry-run and --log go with --delete, --link or --reflink");
+		return FIDX_PARSE_ERROR;
+	}
+	if ((r->del || r->link || r->reflink) && r->o.empty) {
+		fidx_error("--empty lists empty files; they are never acted on (their names are"
+			   " all they hold: markers such as __init__.py or .gitkeep)");
 		return FIDX_PARSE_ERROR;
 	}
 	if ((r->del || r->link || r->reflink) && r->qa.json) {
