@@ -261,16 +261,21 @@ static int open_entry(struct entry *e, const char *path, struct fidx_error *err)
 	return 0;
 }
 
-/* Whether name in folder dir is still the inode (dev, ino).  Else err says so. */
+/*
+ * Whether name in folder dir is still the inode (dev, ino), its stat in *st
+ * (when not NULL).  Else err says so.
+ */
 static bool names_inode(int dir, const char *name, uint64_t dev, uint64_t ino, const char *who,
-			struct fidx_error *err)
+			struct stat *st, struct fidx_error *err)
 {
-	struct stat st;
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	struct stat own;
+	if (!st)
+		st = &own;
+	if (fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		fidx_fail(err, errno, "cannot stat %s: %s", who, strerror(errno));
 		return false;
 	}
-	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+	if ((uint64_t)st->st_dev != dev || (uint64_t)st->st_ino != ino) {
 		fidx_fail(err, ESTALE, "%s is another file now", who);
 		return false;
 	}
@@ -290,7 +295,8 @@ static bool keep_still_named(const struct fidx_dedupe_keep *k, struct fidx_error
 		fidx_fail(err, ESTALE, "the kept copy's folder cannot be opened");
 		return false;
 	}
-	bool ok = names_inode(e.dir, e.name, k->file->dev, k->file->ino, "the kept copy's name", err);
+	bool ok = names_inode(e.dir, e.name, k->file->dev, k->file->ino, "the kept copy's name", NULL,
+			       err);
 	close(e.dir);
 	return ok;
 }
@@ -348,8 +354,8 @@ static int replace_by_link(const struct fidx_dedupe_keep *k, int dir, const char
 			return fidx_fail(err, errno, "cannot link the kept copy beside it: %s",
 					 errno == EXDEV ? "another file system" : strerror(errno));
 	}
-	if (!names_inode(dir, tmp, k->file->dev, k->file->ino, "the new link", err) ||
-	    !names_inode(dir, name, dup->dev, dup->ino, "its name", err))
+	if (!names_inode(dir, tmp, k->file->dev, k->file->ino, "the new link", NULL, err) ||
+	    !names_inode(dir, name, dup->dev, dup->ino, "its name", NULL, err))
 		goto remove_tmp;
 	if (renameat2(dir, tmp, dir, name, RENAME_EXCHANGE) < 0) {
 		/* A file system without the exchange: a plain rename over it (checked just above). */
@@ -359,7 +365,7 @@ static int replace_by_link(const struct fidx_dedupe_keep *k, int dir, const char
 		goto remove_tmp;
 	}
 	/* tmp names what name named a moment ago: the copy, unless it was swapped meanwhile. */
-	if (!names_inode(dir, tmp, dup->dev, dup->ino, "its name", err)) {
+	if (!names_inode(dir, tmp, dup->dev, dup->ino, "its name", NULL, err)) {
 		if (renameat2(dir, tmp, dir, name, RENAME_EXCHANGE) == 0)
 			goto remove_tmp;
 		return fidx_fail(err, ESTALE, "its name changed while it was replaced; what was"
@@ -389,10 +395,8 @@ static int act_on_name(const struct fidx_dedupe_keep *k, const struct fidx_dupes
 	if (open_entry(&e, path, err) < 0)
 		return -1;
 	struct stat st;
-	if (!names_inode(e.dir, e.name, dup->dev, dup->ino, "its name", err) ||
-	    !keep_still_named(k, err))
-		goto out;
-	if (fstatat(e.dir, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !may_replace(e.dir, st.st_uid, err))
+	if (!names_inode(e.dir, e.name, dup->dev, dup->ino, "its name", &st, err) ||
+	    !keep_still_named(k, err) || !may_replace(e.dir, st.st_uid, err))
 		goto out;
 	if (how == FIDX_DEDUPE_LINK) {
 		ret = replace_by_link(k, e.dir, e.name, dup, err);

@@ -186,8 +186,8 @@ static void report(void *arg, const char *path, const struct fidx_error *why)
 static void leave_group(struct act_state *s, size_t k, const struct fidx_error *why)
 {
 	for (size_t f = 0; f < s->g->nfiles; f++) {
-		if (f == k)
-			continue;
+		if (f == k || !same_device(s->g, k, f))
+			continue; /* the kept one, and those the plan left alone */
 		s->file = &s->g->files[f];
 		for (size_t p = 0; p < s->file->npaths; p++)
 			report(s, s->file->paths[p], why);
@@ -215,9 +215,9 @@ static bool act_on_group(struct act_state *s, const struct fidx_dupes_group *g, 
 			fidx_dedupe_keep_close(&keep);
 			return false;
 		}
-		s->file = &g->files[f];
-		if (s->file->dev != s->kept->dev)
+		if (!same_device(g, k, f))
 			continue; /* left alone in the plan */
+		s->file = &g->files[f];
 		uint64_t others;
 		size_t done = fidx_dedupe_file(&keep, s->file, s->a->how, report, s, &others);
 		if (done == s->file->npaths) {
