@@ -22,6 +22,9 @@ with what the plan said, through os.stat and the bytes of every file:
     the whole group left alone, the other copies still there; a copy whose
     row has no ctime (an older or edited database) and whose bytes changed:
     left alone because its bytes differ from the kept copy's;
+  * under the race shim, copies rewritten while fidx compares them (the
+    first read trips it): a small one (read whole at once) left alone as
+    changed while it was compared, a large one as its bytes differ;
   * as nobody, a copy in a read-only folder: "Permission denied", kept;
   * a copy on another file system (a tmpfs, as root): every action leaves
     it alone ("leave" in the plan: an overlay, NFS or FUSE mount can show
@@ -270,6 +273,30 @@ def main():
 			chk.ok("no ctime recorded, bytes changed: left alone, its bytes differ",
 			       os.path.exists(victim) and b"'%s' not deleted: its bytes differ from the kept"
 			       b" copy's now" % victim in res.err, repr(res))
+
+		with chk.guard("changed while compared"):
+			if not lib.SHIM:
+				chk.skip("copies changed while fidx compares them", "no FIDX_SHIM")
+			else:
+				n[0] += 1
+				top = base + b"/t%d" % n[0]
+				os.makedirs(top)
+				small, large = os.urandom(9000), os.urandom(3 << 20)
+				for name, blob in ((b"a-small", small), (b"fidx-race-modify-small", small),
+						   (b"b-large", large), (b"fidx-race-modify-large", large)):
+					write(top + b"/" + name, blob)
+				db = base + b"/race.db"
+				scan(top, db)
+				res = run_fidx("dupes", "--delete", db, preload=lib.SHIM)
+				chk.ok("a copy rewritten after its first bytes were compared (read whole at"
+				       " once): left alone, it changed while it was compared",
+				       os.path.exists(top + b"/fidx-race-modify-small") and
+				       b"fidx-race-modify-small' not deleted: changed while it was compared"
+				       in res.err, repr(res))
+				chk.ok("a large copy rewritten ahead of the comparison: left alone, its bytes"
+				       " differ", os.path.exists(top + b"/fidx-race-modify-large") and
+				       b"fidx-race-modify-large' not deleted: its bytes differ from the kept"
+				       b" copy's now" in res.err and res.rc == 3, repr(res))
 
 		with chk.guard("read-only folder"):
 			top, db, data, before = case(owner=NOBODY)
