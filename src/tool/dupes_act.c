@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "color.h"
 #include "diag.h"
 #include "json.h"
 #include "output.h"
@@ -94,7 +95,7 @@ static void print_line(const char *word, const char *path, bool nul)
 {
 	fputs(word, stdout);
 	putc_unlocked(' ', stdout);
-	fidx_out_path(path, nul);
+	fidx_color_path(path, 'f', 0, nul);
 }
 
 void fidx_dupes_print_header(const struct fidx_dupes_group *g, bool nul)

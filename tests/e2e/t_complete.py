@@ -8,7 +8,8 @@ test) and completes command lines:
     completion does, and COMPREPLY read back;
   * fish: `complete -C LINE` prints what fish would offer;
   * zsh: an interactive zsh in a pseudo-terminal (zsh/zpty) with compinit
-    is sent the line and a TAB, and the screen read back.
+    is sent the line and two TABs, and the screen read until it shows what
+    is wanted (at most 30 s: no fixed sleep to lose on a loaded machine).
 
 Checked against what fidx itself says: for every command, the options
 completed after "-" in bash and fish are exactly those its --help lists
@@ -43,17 +44,21 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 ZSH = r'''
 zmodload zsh/zpty
+# Reads the terminal until it shows $1 (or 30 s pass); leaves it all in $out.
+wait_for() {
+	local line t=0
+	out=""
+	while [[ $out != *"$1"* ]] && (( t < 300 )); do
+		if zpty -r -t z line; then out+=$line; else sleep 0.1; (( t++ )); fi
+	done
+}
 zpty -b z zsh -f -i
 zpty -w z "PS1='>'; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D;
- zstyle ':completion:*' list-prompt ''; zstyle ':completion:*' menu no; LISTMAX=1000"
-sleep 1
-while zpty -r -t z line; do :; done
-zpty -w -n z 'fidx '"$2"$'\t'
-sleep 1
-zpty -w -n z $'\t'
-sleep 1
-out=""
-while zpty -r -t z line; do out+=$line; done
+ zstyle ':completion:*' list-prompt ''; zstyle ':completion:*' menu no; LISTMAX=1000;
+ print SETUP''DONE"
+wait_for SETUPDONE
+zpty -w -n z 'fidx '"$2"$'\t\t'
+wait_for "$3"
 print -r -- "$out"
 zpty -d z
 '''
@@ -146,21 +151,22 @@ def main():
 		if not shutil.which("zsh"):
 			chk.skip("zsh completion", "zsh is not installed")
 		else:
-			def zsh(line):
-				res = subprocess.run(["zsh", "-f", "-c", ZSH, "t", COMPLETIONS, line], env=env,
-						     capture_output=True, timeout=60)
+			def zsh(line, expect):
+				res = subprocess.run(["zsh", "-f", "-c", ZSH, "t", COMPLETIONS, line, expect],
+						     env=env, capture_output=True, timeout=90)
 				screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", res.stdout.decode(errors="replace"))
 				return screen.replace("\r", "\n")
 			with chk.guard("zsh"):
-				screen = zsh("dupes --de")
+				screen = zsh("dupes --de", "fidx dupes --delete ")
 				chk.ok("zsh: 'dupes --de' becomes 'dupes --delete'",
 				       "fidx dupes --delete " in screen, repr(screen[-300:]))
-				screen = zsh("du")
+				screen = zsh("du", "groups of files with identical content")
 				chk.ok("zsh: 'du' lists du and dupes with their summaries",
 				       re.search(r"du +-- disk usage per directory", screen) and
 				       re.search(r"dupes +-- groups of files with identical content", screen),
 				       repr(screen[-300:]))
-				screen = zsh("dupes --log " + os.path.join(files, "case.d"))
+				screen = zsh("dupes --log " + os.path.join(files, "case.d"),
+					     "fidx dupes --log %s " % os.path.join(files, "case.db"))
 				chk.ok("zsh: '--log PREFIX' completes the file name",
 				       "fidx dupes --log %s " % os.path.join(files, "case.db") in screen,
 				       repr(screen[-300:]))

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "color.h"
 #include "diag.h"
 #include "intern.h"
 #include "json.h"
@@ -464,7 +465,7 @@ static void print_node(const struct du *d, int64_t scan, int64_t i)
 	printf("%4" PRId64 "  %*s  %*s  %9" PRIu64 "  %6" PRIu64 "  ", scan, w,
 	       fidx_size_text(v->sum.apparent, d->exact, app), w,
 	       fidx_size_text(v->sum.allocated, d->exact, alloc), v->sum.entries, v->sum.errors);
-	fidx_out_path(path, d->nul);
+	fidx_color_path(path, 'd', 0, d->nul);
 }
 
 /* Frees what one scan's aggregation holds and readies d for the next. */
@@ -603,6 +604,7 @@ int cmd_du(int argc, char **argv, const struct fidx_command *cmd)
 			      "allocated (default: largest first), apparent (largest first) or"
 			      " path (byte order)"),
 		FIDX_OPT_QUERY(&qa),
+		FIDX_OPT_COLOR,
 		FIDX_OPT_END,
 	};
 	struct fidx_query *q = NULL;

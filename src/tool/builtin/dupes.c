@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "color.h"
 #include "diag.h"
 #include "dupes.h"
 #include "dupes_act.h"
@@ -105,11 +106,11 @@ static void print_text(const struct fidx_dupes_group *g, bool nul)
 	for (size_t f = 0; f < g->nfiles; f++) {
 		const struct fidx_dupes_file *file = &g->files[f];
 		fidx_out_host(file->host);
-		fidx_out_path(file->paths[0], nul);
+		fidx_color_path(file->paths[0], 'f', 0, nul);
 		for (size_t p = 1; p < file->npaths; p++) {
 			fputs("= ", stdout);
 			fidx_out_host(file->host);
-			fidx_out_path(file->paths[p], nul);
+			fidx_color_path(file->paths[p], 'f', 0, nul);
 		}
 	}
 	end_line(nul);
@@ -305,6 +306,7 @@ static int parse_args(int argc, char **argv, struct dupes_run *r, bool *db_mode)
 {
 	struct fidx_option options[] = {
 		FIDX_OPT_QUERY(&r->qa),
+		FIDX_OPT_COLOR,
 		FIDX_OPT_FLAG(0, "empty", &r->o.empty, "also list empty files (left out by default)"),
 		FIDX_OPT_CALL('j', "jobs", "N", fidx_jobs_arg, &r->o.jobs,
 			      "CPUs to hash on (default: usable CPUs), with 4 reading threads per job"),

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "color.h"
 #include "diag.h"
 #include "findpat.h"
 #include "json.h"
@@ -399,7 +400,8 @@ static void print_long(struct printer *pr, const struct fidx_row *row, const cha
 		fputs_unlocked(" -> ", stdout);
 		fidx_out_path(link, pr->nul);
 	} else {
-		fidx_out_path(path, pr->nul);
+		fidx_color_path(path, fidx_row_type(row), (uint32_t)fidx_row_int(row, FIDX_COL_MODE),
+				pr->nul);
 	}
 }
 
@@ -520,7 +522,8 @@ static int find_in_scan(const struct fidx_query *q, size_t k, struct fidx_findpa
 			print_long(pr, row, host, path);
 		} else {
 			fidx_out_host(host);
-			fidx_out_path(path, pr->nul);
+			fidx_color_path(path, row ? fidx_row_type(row) : 0,
+					row ? (uint32_t)fidx_row_int(row, FIDX_COL_MODE) : 0, pr->nul);
 		}
 		/* A failed write (a full disk, a closed pipe): stop; fidx_out_end() tells. */
 		if (ferror_unlocked(stdout)) {
@@ -592,6 +595,7 @@ static int parse_args(int argc, char **argv, struct find_args *a)
 			      " (local), path (a symlink's followed by ' -> ' and its target, as ls"
 			      " -l)"),
 		FIDX_OPT_QUERY(&a->qa),
+		FIDX_OPT_COLOR,
 		FIDX_OPT_FLAG('q', "quiet", &a->quiet,
 			      "no progress line (else drawn on stderr after half a second, when it is"
 			      " a terminal and stdout is not)"),
@@ -645,7 +649,8 @@ static int search(struct find_args *a, struct fidx_query *q, struct printer *pr)
 	struct fidx_progress *progress =
 		fidx_progress_rows_wanted(a->quiet, true)
 			? fidx_progress_rows_start(&pr->shown, fidx_query_count(q, false)) : NULL;
-	bool rows = any_filter(&a->f) || a->longfmt || a->qa.json;
+	/* Colours need each entry's type: its row is read then (a terminal's worth of lines). */
+	bool rows = any_filter(&a->f) || a->longfmt || a->qa.json || fidx_color_on();
 	for (size_t i = 0; i < q->nscans && status == 0; i++)
 		status = find_in_scan(q, i, a->has_pat ? &a->pat : NULL, &a->f, pr, rows, &found);
 	fidx_progress_stop(progress);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "color.h"
 #include "diag.h"
 #include "hashlist.h"
 #include "json.h"
@@ -315,7 +316,7 @@ static void print_file(const struct printer *pr, const char *host, const char *p
 			fputs("  -  ", stdout);
 	}
 	fidx_out_host(host);
-	fidx_out_path(path, pr->nul);
+	fidx_color_path(path, 'f', 0, pr->nul);
 }
 
 /* What the comparison counted. */
@@ -488,6 +489,7 @@ int cmd_match(int argc, char **argv, const struct fidx_command *cmd)
 			      " progress line (else drawn after half a second when"
 			      " stderr is a terminal and stdout is not the same one)"),
 		FIDX_OPT_QUERY(&qa),
+		FIDX_OPT_COLOR,
 		FIDX_OPT_END,
 	};
 
