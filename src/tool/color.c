@@ -78,17 +78,15 @@ static bool plain_sgr(const char *sgr, size_t len)
 	return true;
 }
 
-/* Reads LS_COLORS (or the defaults) into colors. */
+/* Reads the defaults, then LS_COLORS, into colors. */
 static void read_colors(void)
 {
 	const char *ls = getenv("LS_COLORS");
 	colors.read = true;
-	if (!ls || !*ls) {
-		for (size_t t = 0; t < NTYPES; t++)
-			strcpy(colors.type[t], type_defaults[t]);
-		return;
-	}
-	for (const char *p = ls; *p;) {
+	/* As GNU ls: LS_COLORS changes the colours it names, the others stay. */
+	for (size_t t = 0; t < NTYPES; t++)
+		strcpy(colors.type[t], type_defaults[t]);
+	for (const char *p = ls ? ls : ""; *p;) {
 		size_t len = strcspn(p, ":"), klen = strcspn(p, "=");
 		if (klen < len && plain_sgr(p + klen + 1, len - klen - 1)) {
 			const char *sgr = p + klen + 1;
@@ -100,8 +98,10 @@ static void read_colors(void)
 				colors.next++;
 			}
 			for (size_t t = 0; t < NTYPES && klen == 2; t++)
-				if (memcmp(p, type_keys[t], 2) == 0)
+				if (memcmp(p, type_keys[t], 2) == 0) {
 					memcpy(colors.type[t], sgr, slen);
+					colors.type[t][slen] = '\0';
+				}
 		}
 		p += len + (p[len] == ':');
 	}

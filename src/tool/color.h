@@ -7,8 +7,8 @@
  * NO_COLOR is unset or empty (no-color.org) and TERM is not "dumb".  The
  * colours are LS_COLORS's (dircolors(1)): by type (di, ln, pi, so, bd, cd,
  * ex for an executable file, fi) and, for a regular file, by extension
- * ("*.jpg", matched without regard to case); without LS_COLORS, GNU ls's
- * defaults.  A value that is not made of digits and ';' is ignored: a
+ * ("*.jpg", matched without regard to case), over GNU ls's defaults for
+ * those it does not name.  A value that is not made of digits and ';' is ignored: a
  * colour can never carry another escape sequence.  The name itself is
  * written as fidx_out_name() writes it (quoted on a terminal when unsafe).
  */
