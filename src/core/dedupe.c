@@ -108,21 +108,43 @@ static int open_parent(const char *path, const char **name)
 	return -1;
 }
 
-/* Opens path read-only, following no symlink on it.  Returns an fd, or -1 with err set. */
+/*
+ * Opens path read-only, following no symlink on it, and only when it is a
+ * regular file: it is looked at first through an O_PATH descriptor, which
+ * opens nothing (a device node or FIFO swapped in since the scan is never
+ * opened), then opened through /proc/self/fd, which names that very inode.
+ * Without /proc, it is opened by name (O_NONBLOCK: a FIFO does not wait).
+ * Returns an fd, or -1 with err set.
+ */
 static int open_file(const char *path, struct fidx_error *err)
 {
 	const char *name;
-	int dir = open_parent(path, &name), fd = -1;
-	if (dir >= 0) {
-		fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		int saved = errno;
-		close(dir);
-		errno = saved;
+	struct stat st;
+	int dir = open_parent(path, &name), at = -1, fd = -1;
+	if (dir >= 0 && (at = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    fstat(at, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			close(at);
+			close(dir);
+			return fidx_fail(err, ESTALE, S_ISLNK(st.st_mode)
+					 ? "cannot open: it, or a folder on its path, is a symlink now"
+					 : "changed since it was scanned (no longer a regular file)");
+		}
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", at);
+		fd = open(proc, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	}
+	int saved = errno;
+	if (at >= 0)
+		close(at);
+	if (dir >= 0)
+		close(dir);
 	if (fd < 0)
-		return fidx_fail(err, errno, "cannot open: %s",
-				 errno == ELOOP ? "it, or a folder on its path, is a symlink now"
-						: strerror(errno));
+		return fidx_fail(err, saved, "cannot open: %s",
+				 saved == ELOOP ? "it, or a folder on its path, is a symlink now"
+						: strerror(saved));
 	return fd;
 }
 

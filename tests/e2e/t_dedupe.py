@@ -25,6 +25,8 @@ with what the plan said, through os.stat and the bytes of every file:
   * under the race shim, copies rewritten while fidx compares them (the
     first read trips it): a small one (read whole at once) left alone as
     changed while it was compared, a large one as its bytes differ;
+  * a FIFO and a device node swapped in for copies: left alone, and (strace)
+    never opened but with O_PATH;
   * as nobody, a copy in a read-only folder: "Permission denied", kept;
   * a copy on another file system (a tmpfs, as root): every action leaves
     it alone ("leave" in the plan: an overlay, NFS or FUSE mount can show
@@ -45,6 +47,8 @@ with what the plan said, through os.stat and the bytes of every file:
 import fcntl
 import json
 import os
+import re
+import stat
 import shutil
 import struct
 import subprocess
@@ -297,6 +301,28 @@ def main():
 				       " differ", os.path.exists(top + b"/fidx-race-modify-large") and
 				       b"fidx-race-modify-large' not deleted: its bytes differ from the kept"
 				       b" copy's now" in res.err and res.rc == 3, repr(res))
+
+		with chk.guard("a FIFO and a device node in place of copies"):
+			top, db, data, before = case()
+			os.unlink(top + b"/c/small")
+			os.mkfifo(top + b"/c/small")
+			os.unlink(top + b"/b/odd-copy")
+			os.mknod(top + b"/b/odd-copy", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+			log = base + b"/strace.log"
+			p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o",
+					    log, lib.FIDX, "dupes", "--delete", db],
+					   capture_output=True, timeout=120, env=dict(
+						   os.environ, ASAN_OPTIONS=":".join(filter(None, [
+							   os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))))
+			opens = [m.group(1) for m in re.finditer(
+				rb'open(?:at2?)?\((?:AT_FDCWD|\d+), "(?:[^"]*/)?(?:small|odd-copy)", ([A-Z_|]+)',
+				read(log))]
+			chk.ok("a FIFO and a device node swapped in for copies: left alone, no longer"
+			       " regular files", p.returncode == 3 and p.stderr.count(
+				       b"changed since it was scanned (no longer a regular file)") == 2,
+			       repr(p.stderr))
+			chk.ok("... and never opened but with O_PATH (strace)",
+			       opens and all(b"O_PATH" in f for f in opens), repr(opens))
 
 		with chk.guard("read-only folder"):
 			top, db, data, before = case(owner=NOBODY)
