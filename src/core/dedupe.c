@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdutil.h"
 #include "timestamp.h"
 
 #define COMPARE_BLOCK (256 * 1024)   /* bytes of each file compared at once */
@@ -174,28 +175,6 @@ void fidx_dedupe_keep_close(struct fidx_dedupe_keep *k)
 }
 
 /*
- * Reads up to n bytes of fd into buf, at off (pread), or at the file's
- * offset when off is -1 (read), retrying short reads.  Returns the bytes
- * read, or -1 with errno set.
- */
-static ssize_t read_full(int fd, void *buf, size_t n, off_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = off < 0 ? read(fd, (char *)buf + got, n - got)
-				    : pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
-/*
  * Compares all size bytes of the kept file and fd (just opened: read from
  * its start in order, as the race shim of the tests sees a reader).  Returns
  * 0 when equal, or -1 with err set (they differ, or one cannot be read).
@@ -209,8 +188,8 @@ static int same_bytes(const struct fidx_dedupe_keep *k, int fd, struct fidx_erro
 		goto out;
 	}
 	for (uint64_t off = 0;;) {
-		ssize_t na = read_full(k->fd, a, COMPARE_BLOCK, (off_t)off);
-		ssize_t nb = read_full(fd, b, COMPARE_BLOCK, -1);
+		ssize_t na = fidx_read_full(k->fd, a, COMPARE_BLOCK, (off_t)off);
+		ssize_t nb = fidx_read_full(fd, b, COMPARE_BLOCK, -1);
 		if (na < 0 || nb < 0) {
 			fidx_fail(err, errno, "cannot read %s: %s", na < 0 ? "the kept copy" : "it",
 				  strerror(errno));

@@ -697,23 +697,6 @@ static const char *check_node(int fd, const struct node *n, uint64_t bytes)
 	return op && errno == 0 ? "changed since the scan" : op;
 }
 
-/* Reads len bytes at off into buf, retrying short reads.  Returns the bytes read, or -1. */
-static ssize_t pread_full(int fd, unsigned char *buf, size_t len, off_t off)
-{
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 /* Whether the first byte of fd is not in the page cache (reading it would wait). */
 static bool is_cold(int fd)
 {
@@ -772,9 +755,9 @@ static void read_small(struct fidx_dupes_engine *e, struct small_reader *r, stru
 			n->known = (n->known & ~K_SHA512) | K_SHA256 | K_NEW_SHA256;
 		}
 	} else {
-		ssize_t first = pread_full(fd, r->buf, B, 0);
-		ssize_t last = first == (ssize_t)B ? pread_full(fd, r->buf + B, B, (off_t)(n->size - B))
-						   : 0;
+		ssize_t first = fidx_read_full(fd, r->buf, B, 0);
+		ssize_t last = first == (ssize_t)B
+				       ? fidx_read_full(fd, r->buf + B, B, (off_t)(n->size - B)) : 0;
 		bool whole = first == (ssize_t)B && last == (ssize_t)B; /* else it shrank */
 		if (first < 0 || last < 0)
 			node_failed(e, n, "read", errno);

@@ -41,6 +41,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fdutil.h"
 #include "sysinfo.h"
 
 #define BUCKET_MEMORY 4   /* entries a bucket holds on average, in memory */
@@ -170,20 +171,10 @@ static int write_at(struct fidx_reuse *r, int fd, const void *buf, size_t n, off
 /* Reads n bytes at off of fd into buf.  Returns 0, or -1 with errno set. */
 static int read_at(int fd, void *buf, size_t n, off_t off)
 {
-	while (n) {
-		ssize_t got = pread(fd, buf, n, off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (got == 0)
-				errno = EIO; /* our own file, shorter than written */
-			return -1;
-		}
-		buf = (uint8_t *)buf + got;
-		n -= (size_t)got;
-		off += got;
-	}
-	return 0;
+	ssize_t got = fidx_read_full(fd, buf, n, off);
+	if (got >= 0 && (size_t)got < n)
+		errno = EIO; /* our own file, shorter than written */
+	return got >= 0 && (size_t)got == n ? 0 : -1;
 }
 
 /* Sorts the entries at base (n of them) and drops later hard links; returns how many are left. */

@@ -75,3 +75,20 @@ unsigned long fidx_raise_nofile(void)
 	}
 	return rl.rlim_cur;
 }
+
+ssize_t fidx_read_full(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = off < 0 ? read(fd, (char *)buf + got, n - got)
+				    : pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
