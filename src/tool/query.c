@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diag.h"
 
@@ -246,4 +248,40 @@ int fidx_query_close(struct fidx_query *q)
 		fidx_error("%s", err.msg);
 	query_free(q);
 	return ret;
+}
+
+char *fidx_query_abspath(const char *arg)
+{
+	char *cwd = NULL, *buf;
+	if (arg[0] != '/' && !(cwd = getcwd(NULL, 0)))
+		return NULL;
+	size_t size = (cwd ? strlen(cwd) + 1 : 0) + strlen(arg) + 2;
+	if (!(buf = malloc(size))) {
+		free(cwd);
+		return NULL;
+	}
+	snprintf(buf, size, "%s/%s", cwd ? cwd : "", arg);
+	free(cwd);
+
+	/* Copy component by component; out is always shorter than in. */
+	size_t o = 0;
+	for (const char *p = buf; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && buf[--o] != '/')
+				;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			buf[o++] = '/';
+			memmove(buf + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	if (o == 0)
+		buf[o++] = '/';
+	buf[o] = '\0';
+	return buf;
 }

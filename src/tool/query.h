@@ -112,4 +112,12 @@ uint64_t fidx_query_count(const struct fidx_query *q, bool files);
  */
 int fidx_query_close(struct fidx_query *q);
 
+/*
+ * Returns a PATH argument as an absolute path without '.', '..' (resolved by
+ * name, not on the disk: the tree may be gone), empty components or a
+ * trailing '/'; a relative one is taken from the working directory.  NULL
+ * with errno set on failure.  (du, report and browse: a path as scans record it.)
+ */
+char *fidx_query_abspath(const char *arg);
+
 #endif /* FIDX_QUERY_H */

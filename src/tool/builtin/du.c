@@ -549,47 +549,6 @@ out:
 	return ret;
 }
 
-/*
- * Returns PATH as an absolute path without '.', '..' (resolved by name), empty
- * components or a trailing '/'; a relative one is taken from the working
- * directory.  NULL with errno set on failure.
- */
-static char *absolute(const char *arg)
-{
-	char *cwd = NULL, *buf;
-	if (arg[0] != '/' && !(cwd = getcwd(NULL, 0)))
-		return NULL;
-	size_t size = (cwd ? strlen(cwd) + 1 : 0) + strlen(arg) + 2;
-	if (!(buf = malloc(size))) {
-		free(cwd);
-		return NULL;
-	}
-	snprintf(buf, size, "%s/%s", cwd ? cwd : "", arg);
-	free(cwd);
-
-	/* Copy component by component; out is always shorter than in. */
-	size_t o = 0;
-	for (const char *p = buf; *p;) {
-		while (*p == '/')
-			p++;
-		const char *e = strchrnul(p, '/');
-		size_t n = (size_t)(e - p);
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && buf[--o] != '/')
-				;
-		} else if (n && !(n == 1 && p[0] == '.')) {
-			buf[o++] = '/';
-			memmove(buf + o, p, n);
-			o += n;
-		}
-		p = e;
-	}
-	if (o == 0)
-		buf[o++] = '/';
-	buf[o] = '\0';
-	return buf;
-}
-
 /* fidx du (builtin.h): the options, PATH, the database, then one block per scan holding PATH. */
 int cmd_du(int argc, char **argv, const struct fidx_command *cmd)
 {
@@ -630,7 +589,7 @@ int cmd_du(int argc, char **argv, const struct fidx_command *cmd)
 			   fidx_quote(argv[argc - 1]));
 		return 2;
 	}
-	if (path_arg && !(path = absolute(path_arg))) {
+	if (path_arg && !(path = fidx_query_abspath(path_arg))) {
 		fidx_error("cannot use path '%s': %s", fidx_quote(path_arg), strerror(errno));
 		return 2;
 	}

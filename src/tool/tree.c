@@ -1,0 +1,433 @@
+/*
+ * tree.c - one scan's tree in memory (tree.h).
+ *
+ * The load keeps a map from each directory path met (a row's own, or the
+ * directory of a row) to its node; a file's path is looked up only for its
+ * directory, so the map holds directories alone (a 1M-file scan of 60k
+ * directories: 60k keys).  Rows of one directory come in runs in either of
+ * the store's orders, so the last directory looked up is kept and a run
+ * costs one look-up.
+ *
+ * Sums are added from the leaves up in one pass over the nodes in reverse
+ * breadth-first order (every child before its parent), from the children
+ * arrays built after the load.  Hard links are counted as `fidx du` counts
+ * them (du.c): each inode's size is added once to every directory on the
+ * union of the chains from its names' directories up to the top, a stamp
+ * per inode marking the directories counted.
+ */
+#include "tree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "intern.h"
+#include "row.h"
+#include "select.h"
+#include "store.h"
+
+/* A later name of a hard-linked file: the inode, and the directory where the name is. */
+struct link {
+	uint32_t inode;   /* index into load.inodes */
+	uint32_t dir;     /* node of the name's directory */
+};
+
+/* An inode with several names: its first name's directory, its sizes. */
+struct inode {
+	uint32_t dir;
+	uint64_t apparent, allocated;
+};
+
+/* What the load keeps until the tree is finished. */
+struct load {
+	struct fidx_tree *t;
+	uint32_t cap;
+	const char *base;           /* the path asked for */
+	size_t baselen;
+	struct fidx_intern *dirs;   /* directory path -> index into dirnode */
+	uint32_t *dirnode;          /* ... -> node */
+	size_t dirnode_cap;
+	struct fidx_intern *inos;   /* (dev, ino) -> index into inodes */
+	struct inode *inodes;
+	size_t inodes_cap;
+	struct link *links;
+	size_t nlinks, links_cap;
+	uint32_t last_dir;          /* the node of the last directory looked up ... */
+	const char *last_key;       /* ... and its path */
+	size_t last_len;
+};
+
+/* Grows *arr (of *cap items of size bytes) to hold need.  Returns 0, or -1 (ENOMEM). */
+static int grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 1024;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*(void **)arr, ncap * size);
+	if (!n)
+		return errno = ENOMEM, -1;
+	*(void **)arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* Adds a node named name[0..len) under parent.  Returns its index, or FIDX_TREE_NONE (ENOMEM, or too many). */
+static uint32_t add_node(struct load *l, const char *name, size_t len, uint32_t parent)
+{
+	struct fidx_tree *t = l->t;
+	if (t->nnodes >= FIDX_TREE_NONE - 1)
+		return errno = EOVERFLOW, FIDX_TREE_NONE;
+	size_t cap = l->cap;
+	if (grow(&t->nodes, &cap, (size_t)t->nnodes + 1, sizeof(*t->nodes)) < 0)
+		return FIDX_TREE_NONE;
+	l->cap = (uint32_t)(cap < FIDX_TREE_NONE ? cap : FIDX_TREE_NONE - 1);
+	const char *copy = fidx_arena_copy(&t->names, name, len);
+	if (!copy)
+		return FIDX_TREE_NONE;
+	t->nodes[t->nnodes] = (struct fidx_tree_node){
+		.name = copy, .mtime = INT64_MIN, .latest = INT64_MIN, .parent = parent,
+		.flags = FIDX_TREE_NO_ROW,
+	};
+	return t->nnodes++;
+}
+
+/*
+ * Returns the node of directory path[0..len) (at or below the base), made
+ * with the directories above it that are not known yet (FIDX_TREE_NO_ROW
+ * until their rows come); FIDX_TREE_NONE on failure (errno set).
+ */
+static uint32_t dir_node(struct load *l, const char *path, size_t len)
+{
+	if (l->last_key && len == l->last_len && memcmp(path, l->last_key, len) == 0)
+		return l->last_dir;
+	int added;
+	int64_t i = fidx_intern_add(l->dirs, path, len, &added);
+	if (i < 0)
+		return errno = ENOMEM, FIDX_TREE_NONE;
+	if (!added) {
+		l->last_dir = l->dirnode[i];
+	} else {
+		if (grow(&l->dirnode, &l->dirnode_cap, (size_t)i + 1, sizeof(*l->dirnode)) < 0)
+			return FIDX_TREE_NONE;
+		uint32_t parent = FIDX_TREE_NONE;
+		const char *name = path;
+		size_t nlen = len;
+		if (len != l->baselen) {
+			/* Below the base: its parent first (a loop, not recursion: trees are deep). */
+			const char *slash = memrchr(path, '/', len);
+			size_t plen = slash == path ? 1 : (size_t)(slash - path);
+			if (plen < l->baselen)
+				plen = l->baselen;  /* the base "/" itself */
+			parent = dir_node(l, path, plen);
+			if (parent == FIDX_TREE_NONE)
+				return FIDX_TREE_NONE;
+			name = slash + 1;
+			nlen = len - (size_t)(name - path);
+		}
+		uint32_t n = add_node(l, name, nlen, parent);
+		if (n == FIDX_TREE_NONE)
+			return FIDX_TREE_NONE;
+		l->dirnode[i] = n;
+		l->last_dir = n;
+	}
+	l->last_key = fidx_intern_key(l->dirs, i, &l->last_len);
+	return l->last_dir;
+}
+
+/* The columns a tree reads of a row (id and scan_id come too). */
+#define TREE_COLUMNS                                                                             \
+	(FIDX_COLUMN(FIDX_COL_PATH) | FIDX_COLUMN(FIDX_COL_TYPE) | FIDX_COLUMN(FIDX_COL_SIZE) |    \
+	 FIDX_COLUMN(FIDX_COL_BLOCKS) | FIDX_COLUMN(FIDX_COL_NLINK) | FIDX_COLUMN(FIDX_COL_DEV) |   \
+	 FIDX_COLUMN(FIDX_COL_INO) | FIDX_COLUMN(FIDX_COL_MTIME) | FIDX_COLUMN(FIDX_COL_ERROR))
+
+/* Fills node n from row (a file's sizes, or the hard link it is).  Returns 0, or -1 (ENOMEM). */
+static int fill(struct load *l, uint32_t n, uint32_t dir, const struct fidx_row *row)
+{
+	struct fidx_tree_node *v = &l->t->nodes[n];
+	struct fidx_time mt;
+	v->id = row->v[FIDX_COL_ID].i;
+	v->type = fidx_row_type(row);
+	v->flags = fidx_row_has(row, FIDX_COL_ERROR) ? FIDX_TREE_ERROR : 0;
+	v->entries = 1;
+	v->errors = v->flags & FIDX_TREE_ERROR ? 1 : 0;
+	if (fidx_row_time(row, FIDX_COL_MTIME, &mt))
+		v->mtime = v->latest = mt.sec;
+	if (!fidx_row_has(row, FIDX_COL_SIZE)) {
+		v->flags |= FIDX_TREE_NO_SIZE;
+		return 0;
+	}
+	v->apparent = fidx_row_u64(row, FIDX_COL_SIZE);
+	v->allocated = fidx_row_u64(row, FIDX_COL_BLOCKS) * 512;
+	if (v->type == 'd' || fidx_row_int(row, FIDX_COL_NLINK) <= 1 || dir == FIDX_TREE_NONE)
+		return 0;
+	uint64_t key[2] = {fidx_row_u64(row, FIDX_COL_DEV), fidx_row_u64(row, FIDX_COL_INO)};
+	int added;
+	int64_t i = fidx_intern_add(l->inos, key, sizeof(key), &added);
+	if (i < 0)
+		return errno = ENOMEM, -1;
+	if (added) {
+		if (grow(&l->inodes, &l->inodes_cap, (size_t)i + 1, sizeof(*l->inodes)) < 0)
+			return -1;
+		l->inodes[i] = (struct inode){dir, v->apparent, v->allocated};
+		return 0;
+	}
+	/* A later name: shows its size, adds nothing where the first one counted (finish()). */
+	v->flags |= FIDX_TREE_LINK;
+	if (grow(&l->links, &l->links_cap, l->nlinks + 1, sizeof(*l->links)) < 0)
+		return -1;
+	l->links[l->nlinks++] = (struct link){(uint32_t)i, dir};
+	return 0;
+}
+
+/*
+ * Reads the rows of scan k of q at or below l->base into nodes.  Returns the
+ * rows read, or -1 with *err set (errno-style code in err->code for ENOMEM).
+ */
+static int64_t read_rows(struct load *l, const struct fidx_query *q, size_t k,
+			 struct fidx_error *err)
+{
+	struct fidx_rows_query rq;
+	const struct fidx_row *row;
+	int64_t rows = 0;
+	int rc;
+	size_t start = l->baselen == 1 ? 1 : l->baselen + 1;  /* where a path goes on below base */
+
+	fidx_query_rows(q, TREE_COLUMNS, FIDX_ROWS_ANY, &rq);
+	rq.scans = &q->ids[k];
+	rq.roots = &q->roots[k];
+	rq.nscans = 1;
+	rq.under = l->base;
+	rq.hidden = NULL;  /* one scan's tree, whole: not the selection's mix of scans */
+	rq.nhidden = 0;
+	struct fidx_rows *it = fidx_store_rows(q->st, &rq, err);
+	if (!it)
+		return -1;
+	while ((rc = fidx_rows_next(it, &row, err)) == 1) {
+		const char *path = fidx_row_text(row, FIDX_COL_PATH);
+		size_t len = fidx_row_len(row, FIDX_COL_PATH);
+		bool at_base = len == l->baselen && memcmp(path, l->base, len) == 0;
+		/* The store gives rows at or below base; one that is not cannot be placed. */
+		if (!at_base && (len <= start || memcmp(path, l->base, l->baselen) != 0 ||
+				 path[start - 1] != '/'))
+			continue;
+		uint32_t n, dir = FIDX_TREE_NONE;
+		if (fidx_row_type(row) == 'd' || at_base) {
+			n = at_base && fidx_row_type(row) != 'd'
+				    ? add_node(l, path, len, FIDX_TREE_NONE)
+				    : dir_node(l, path, len);
+			if (n == FIDX_TREE_NONE)
+				goto fail;
+			if (!(l->t->nodes[n].flags & FIDX_TREE_NO_ROW))
+				continue;  /* a second row of one path: the store's check says more */
+			if (at_base)
+				l->t->top = n;
+		} else {
+			const char *slash = memrchr(path, '/', len);
+			size_t dlen = (size_t)(slash - path);
+			if (dlen < l->baselen)
+				dlen = l->baselen;
+			if ((dir = dir_node(l, path, dlen)) == FIDX_TREE_NONE ||
+			    (n = add_node(l, slash + 1, len - (size_t)(slash + 1 - path), dir)) ==
+				    FIDX_TREE_NONE)
+				goto fail;
+		}
+		if (fill(l, n, dir, row) < 0)
+			goto fail;
+		rows++;
+	}
+	fidx_rows_close(it);
+	return rc < 0 ? -1 : rows;
+fail:
+	fidx_rows_close(it);
+	fidx_fail(err, errno, "%s", errno == EOVERFLOW ? "more than 4 billion entries"
+						     : "out of memory");
+	return -1;
+}
+
+/*
+ * Links children to parents (kids[]), adds sums from the leaves up, counts
+ * hard links once per subtree.  Returns 0, or -1 (ENOMEM).
+ */
+static int finish(struct load *l)
+{
+	struct fidx_tree *t = l->t;
+	uint32_t n = t->nnodes;
+	uint32_t *order = malloc((size_t)n * sizeof(*order));
+	uint64_t *stamp = calloc(n, sizeof(*stamp));
+	if (!(t->kids = malloc((size_t)(n ? n : 1) * sizeof(*t->kids))) || !order || !stamp) {
+		free(order);
+		free(stamp);
+		return errno = ENOMEM, -1;
+	}
+	/* Children contiguous: count, then place. */
+	for (uint32_t i = 0; i < n; i++)
+		if (t->nodes[i].parent != FIDX_TREE_NONE)
+			t->nodes[t->nodes[i].parent].nkids++;
+	uint32_t at = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		t->nodes[i].kids = at;
+		at += t->nodes[i].nkids;
+		t->nodes[i].nkids = 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = t->nodes[i].parent;
+		if (p != FIDX_TREE_NONE)
+			t->kids[t->nodes[p].kids + t->nodes[p].nkids++] = i;
+	}
+	/* Breadth-first from the top; summed in reverse, every child before its parent. */
+	uint32_t len = 0;
+	order[len++] = t->top;
+	for (uint32_t h = 0; h < len; h++) {
+		const struct fidx_tree_node *v = &t->nodes[order[h]];
+		for (uint32_t c = 0; c < v->nkids; c++)
+			order[len++] = t->kids[v->kids + c];
+	}
+	for (uint32_t h = len; h-- > 1;) {
+		const struct fidx_tree_node *c = &t->nodes[order[h]];
+		struct fidx_tree_node *p = &t->nodes[c->parent];
+		if (!(c->flags & FIDX_TREE_LINK)) {
+			p->apparent += c->apparent;
+			p->allocated += c->allocated;
+		}
+		p->entries += c->entries;
+		p->errors += c->errors;
+		if (c->latest > p->latest)
+			p->latest = c->latest;
+	}
+	/* Each hard-linked file once more in every directory its later names reach first. */
+	for (size_t k = 0; k < l->nlinks; k++) {
+		const struct inode *f = &l->inodes[l->links[k].inode];
+		uint64_t s = (uint64_t)l->links[k].inode + 1;
+		if (stamp[f->dir] != s)
+			for (uint32_t v = f->dir; v != FIDX_TREE_NONE && stamp[v] != s;
+			     v = t->nodes[v].parent)
+				stamp[v] = s;
+		for (uint32_t v = l->links[k].dir; v != FIDX_TREE_NONE && stamp[v] != s;
+		     v = t->nodes[v].parent) {
+			stamp[v] = s;
+			t->nodes[v].apparent += f->apparent;
+			t->nodes[v].allocated += f->allocated;
+		}
+	}
+	free(order);
+	free(stamp);
+	return 0;
+}
+
+/* qsort() order of links: by inode, so that one inode's stamps are consecutive. */
+static int link_cmp(const void *a, const void *b)
+{
+	const struct link *x = a, *y = b;
+	return (x->inode > y->inode) - (x->inode < y->inode);
+}
+
+struct fidx_tree *fidx_tree_load(const struct fidx_query *q, size_t k, const char *path)
+{
+	struct fidx_error err;
+	struct load l = {.base = path ? path : q->roots[k]};
+	l.baselen = strlen(l.base);
+	if (!(l.t = calloc(1, sizeof(*l.t))) || !(l.dirs = fidx_intern_new()) ||
+	    !(l.inos = fidx_intern_new())) {
+		fidx_error("out of memory");
+		goto fail;
+	}
+	l.t->scan = q->ids[k];
+	l.t->top = FIDX_TREE_NONE;
+	int64_t rows = read_rows(&l, q, k, &err);
+	if (rows < 0) {
+		if (err.code == ENOMEM || err.code == EOVERFLOW)
+			fidx_error("cannot load scan %" PRId64 ": %s", q->ids[k], err.msg);
+		else
+			fidx_query_fail(q, &err);
+		goto fail;
+	}
+	if (l.t->top == FIDX_TREE_NONE) {
+		/* No row of base itself: its directory was made from the paths below it, or none. */
+		int64_t i = fidx_intern_find(l.dirs, l.base, l.baselen);
+		if (i < 0) {
+			fidx_error("no entry '%s' in scan %" PRId64 " ('fidx scans' lists the scans"
+				   " and their roots)", fidx_quote(l.base), q->ids[k]);
+			goto fail;
+		}
+		l.t->top = l.dirnode[i];
+	}
+	if (l.nlinks)
+		qsort(l.links, l.nlinks, sizeof(*l.links), link_cmp);
+	if (finish(&l) < 0) {
+		fidx_error("cannot load scan %" PRId64 ": out of memory", q->ids[k]);
+		goto fail;
+	}
+	fidx_intern_free(l.dirs);
+	fidx_intern_free(l.inos);
+	free(l.dirnode);
+	free(l.inodes);
+	free(l.links);
+	return l.t;
+fail:
+	fidx_intern_free(l.dirs);
+	fidx_intern_free(l.inos);
+	free(l.dirnode);
+	free(l.inodes);
+	free(l.links);
+	fidx_tree_free(l.t);
+	return NULL;
+}
+
+char *fidx_tree_path(const struct fidx_tree *t, uint32_t i)
+{
+	size_t len = 0;
+	for (uint32_t v = i; v != FIDX_TREE_NONE; v = t->nodes[v].parent)
+		len += strlen(t->nodes[v].name) + 1;
+	char *buf = malloc(len + 1), *end = buf + len;
+	if (!buf)
+		return NULL;
+	*end = '\0';
+	for (uint32_t v = i; v != FIDX_TREE_NONE; v = t->nodes[v].parent) {
+		size_t n = strlen(t->nodes[v].name);
+		end -= n;
+		memcpy(end, t->nodes[v].name, n);
+		if (t->nodes[v].parent != FIDX_TREE_NONE) {
+			/* "/" as the top has its own slash: no second one. */
+			const char *top = t->nodes[t->nodes[v].parent].name;
+			if (!(t->nodes[v].parent == t->top && strcmp(top, "/") == 0))
+				*--end = '/';
+		}
+	}
+	if (end != buf)
+		memmove(buf, end, strlen(end) + 1);
+	return buf;
+}
+
+void fidx_tree_free(struct fidx_tree *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t->kids);
+	fidx_arena_free(&t->names);
+	free(t);
+}
+
+int64_t fidx_tree_pick_scan(const struct fidx_query *q, const char *path)
+{
+	int64_t pick = -1;
+	if (!path) {
+		if (q->nscans == 1)
+			return 0;
+		fidx_error("the selected scans have %zu roots: choose one with --scan ID, or name a"
+			   " PATH ('fidx scans' lists them)", q->nscans);
+		return -1;
+	}
+	for (size_t i = 0; i < q->nscans; i++)
+		if (fidx_path_in_tree(path, q->roots[i]))
+			pick = (int64_t)i;  /* ascending ids: the last is the newest */
+	if (pick < 0)
+		fidx_error("no selected scan holds '%s' ('fidx scans' lists the scans and their"
+			   " roots)", fidx_quote(path));
+	return pick;
+}
