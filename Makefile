@@ -90,7 +90,8 @@ CORE_OBJS    := $(call obj,$(sort $(wildcard src/core/*.c)))
 STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) $(wildcard src/store/postgres/*.c) \
 		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
 		$(BUILD)/obj/gen/schema_objects.o $(BUILD)/obj/gen/pg_schema.o
-TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c))))
+TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c)))) \
+		$(BUILD)/obj/gen/report_assets.o
 BUILTIN_OBJS := $(call obj,$(sort $(wildcard src/tool/builtin/*.c)))
 # What the tool and the tests link (a group: core and the store call each other).
 INTERNAL_LIBS = $(BUILD)/libfidx-tool.a $(BUILD)/libfidx-store.a $(BUILD)/libfidx-core.a \
@@ -113,7 +114,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
+.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -144,6 +145,16 @@ $(BUILD)/gen/pg_schema.c: src/store/postgres/schema.sql Makefile
 	{ echo '/* Generated from src/store/postgres/schema.sql by the Makefile. */'; \
 	  echo 'const char fidx_pg_schema_sql[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+# fidx report's page (src/tool/report/), as the C strings report.c writes.
+$(BUILD)/gen/report_assets.c: src/tool/report/report.css src/tool/report/report.js Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from src/tool/report/ by the Makefile. */'; \
+	  echo 'const char fidx_report_css[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' src/tool/report/report.css; \
+	  echo ';'; echo 'const char fidx_report_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' src/tool/report/report.js; \
 	  echo ';'; } > $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HEADERS) Makefile
@@ -215,9 +226,17 @@ unit: $(UNIT_BINS)
 # Scripts run E2E_JOBS at once (the CPUs, at most 4; those marked "e2e: alone" by themselves); the
 # durations of the last run, kept in build/, start the longest first.
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; echo $$n)
-e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so
+e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times build/e2e-times.json \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
+
+# The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
+# version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a
+# browser download.
+browser-deps: tests/browser/node_modules/.installed
+tests/browser/node_modules/.installed: tests/browser/package.json tests/browser/package-lock.json
+	cd tests/browser && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 run: deps
 	@$(MAKE) --no-print-directory all

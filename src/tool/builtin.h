@@ -56,6 +56,8 @@ struct fidx_command {
 	  FIDX_CMD_CRYPTO) \
 	X(du, "disk usage per directory (apparent and allocated)", 2, 2, 0) \
 	X(stats, "totals by type and extension, size histogram, largest, oldest", 2, 2, 0) \
+	X(report, "one HTML page that shows a scan: treemap, duplicates, types, times, errors", \
+	  2, 2, FIDX_CMD_CRYPTO) \
 	X(match, "files whose digest is (--not: is not) in hash lists", 2, 2, 0) \
 	X(export, "write the inventory as csv, jsonl, sha256sum, hashdeep, body, dfxml", 2, 2, 0) \
 	X(diff, "what was added, removed, changed and moved between two scans", \
