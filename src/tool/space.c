@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "diag.h"
 
@@ -34,4 +35,19 @@ int fidx_space_parse_count(const char *opt, const char *arg, unsigned *count)
 	}
 	*count = v > INT_MAX ? INT_MAX : (unsigned)v;
 	return 0;
+}
+
+int fidx_space_check_count(const struct fidx_query *q, size_t k, int64_t rows)
+{
+	const struct fidx_scan_row *s = &q->sel.scans.rows[k];
+	bool counted = s->status && strcmp(s->status, "complete") == 0 &&
+		       fidx_scan_has(s, FIDX_SCOL_ENTRIES);
+	int64_t entries = counted ? s->entries : rows;
+	if (entries == rows)
+		return 0;
+	char what[160];
+	snprintf(what, sizeof(what), "scan %" PRId64 ": %" PRId64 " rows lie at or below its root,"
+		 " its scan row counts %" PRId64 " entries", s->id, rows, entries);
+	fidx_query_damaged(q, what);
+	return -1;
 }

@@ -30,4 +30,14 @@ int fidx_space_check_scans(const struct fidx_query *q);
  */
 int fidx_space_parse_count(const char *opt, const char *arg, unsigned *count);
 
+/*
+ * Checks that the rows summed for the whole of a complete scan (selected
+ * scan k of q) are as many as its scan row counts (du, and the tree of
+ * report and browse): a row missing from what the store gives would
+ * otherwise change the figures without a word.  A scan that is not
+ * complete, or whose row counts nothing, passes.  Returns 0, or -1 after
+ * printing why.
+ */
+int fidx_space_check_count(const struct fidx_query *q, size_t k, int64_t rows);
+
 #endif /* FIDX_SPACE_H */

@@ -27,6 +27,7 @@
 #include "intern.h"
 #include "row.h"
 #include "select.h"
+#include "space.h"
 #include "store.h"
 
 /* A later name of a hard-linked file: the inode, and the directory where the name is. */
@@ -346,6 +347,9 @@ struct fidx_tree *fidx_tree_load(const struct fidx_query *q, size_t k, const cha
 			fidx_query_fail(q, &err);
 		goto fail;
 	}
+	/* The whole of a complete scan: as many rows as its scan row counts, or it is damaged. */
+	if (strcmp(l.base, q->roots[k]) == 0 && fidx_space_check_count(q, k, rows) < 0)
+		goto fail;
 	if (l.t->top == FIDX_TREE_NONE) {
 		/* No row of base itself: its directory was made from the paths below it, or none. */
 		int64_t i = fidx_intern_find(l.dirs, l.base, l.baselen);

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 
 import lib
@@ -197,6 +198,20 @@ def main():
 		res = run_fidx("report", "-o", base + b"/missing/r.html", db)
 		lib.check_fatal(chk, "-o in a missing folder", res, mention=b"missing/r.html")
 		chk.ok("-o in a missing folder: nothing left", not os.path.exists(base + b"/missing"))
+		# A device or a symlink is written to, never replaced by a rename.
+		res = run_fidx("report", "--no-dupes", "-o", "/dev/null", db)
+		chk.ok("-o /dev/null: exit 0, /dev/null still the device", res.rc == 0 and
+		       stat.S_ISCHR(os.lstat("/dev/null").st_mode), repr(res))
+		write(base + b"/target.html", b"old")
+		os.symlink(b"target.html", base + b"/link.html")
+		res = run_fidx("report", "--no-dupes", "-o", base + b"/link.html", db)
+		chk.ok("-o SYMLINK: the link kept, its target holds the page", res.rc == 0 and
+		       os.path.islink(base + b"/link.html") and
+		       page_data(open(base + b"/target.html", "rb").read()) is not None, repr(res))
+		write(base + b"/r.html", b"earlier report")
+		res = run_fidx("report", "--against", "99", "-o", base + b"/r.html", db)
+		chk.ok("a failed run leaves an earlier report as it was",
+		       open(base + b"/r.html", "rb").read() == b"earlier report")
 		res = run_fidx("report", "--against", "99", "-o", base + b"/x.html", db)
 		lib.check_fatal(chk, "--against a scan that is not there", res, mention=b"99")
 		chk.eq("failed runs leave no file beside the output",

@@ -234,28 +234,6 @@ static size_t node_prefix(const struct du *d, const char *path, size_t len, bool
 	 FIDX_COLUMN(FIDX_COL_INO) | FIDX_COLUMN(FIDX_COL_ERROR))
 
 /*
- * Checks that the rows summed for the whole of a complete scan (selected
- * scan k of q) are as many as its scan row (read when the query opened)
- * counts: a row missing from what the store gives would otherwise change
- * the figures without a word.  A scan that is not complete, or whose row
- * counts nothing, passes.  Returns 0, or -1 after printing why.
- */
-static int check_count(const struct fidx_query *q, size_t k, int64_t rows)
-{
-	const struct fidx_scan_row *s = &q->sel.scans.rows[k];
-	bool counted = s->status && strcmp(s->status, "complete") == 0 &&
-		       fidx_scan_has(s, FIDX_SCOL_ENTRIES);
-	int64_t entries = counted ? s->entries : rows;
-	if (entries == rows)
-		return 0;
-	char what[160];
-	snprintf(what, sizeof(what), "scan %" PRId64 ": %" PRId64 " rows lie at or below its root,"
-		 " its scan row counts %" PRId64 " entries", s->id, rows, entries);
-	fidx_query_damaged(q, what);
-	return -1;
-}
-
-/*
  * Sums the rows the selection shows of selected scan k of q at and below
  * from (d->base, or the root of a newer scan in d->base's tree) into nodes,
  * in one pass over the store's rows; whole says that from is the scan's
@@ -337,7 +315,7 @@ static int64_t aggregate(struct du *d, const struct fidx_query *q, size_t k, con
 	fidx_rows_close(it);
 	if (rc < 0)
 		return fidx_query_fail(q, &err), -1;
-	if (whole && !fidx_selection_hides(&q->sel, q->ids[k]) && check_count(q, k, rows) < 0)
+	if (whole && !fidx_selection_hides(&q->sel, q->ids[k]) && fidx_space_check_count(q, k, rows) < 0)
 		return -1;
 	return rows;
 nomem:

@@ -31,7 +31,9 @@
  * default-src 'none' keeps the page from loading anything: it works
  * offline, and nothing in it can reach the network.
  *
- * The file is written next to its name and renamed into place when whole.
+ * A new or regular file is written next to its name and renamed into place
+ * when whole; a device, FIFO or symlink is written to in place (a rename
+ * would replace /dev/null itself).
  */
 #include "builtin.h"
 
@@ -772,15 +774,31 @@ static int put_page(struct report *r)
 }
 
 /*
- * Opens where the report goes: stdout for "-", else a new file beside
- * output (renamed over it by finish_output()).  Returns 0, or -1 after
+ * Opens where the report goes: stdout for "-"; a new file beside output,
+ * renamed over it by finish_output(), when output is missing or a regular
+ * file; else (a device such as /dev/null or /dev/stdout, a FIFO, a symlink)
+ * output itself, written in place, since a rename would replace the
+ * device or the link instead of writing to it.  Returns 0, or -1 after
  * printing why.
  */
 static int open_output(struct report *r, char **tmp)
 {
+	struct stat st;
 	*tmp = NULL;
 	if (strcmp(r->output, "-") == 0) {
 		r->out = stdout;
+		return 0;
+	}
+	if (lstat(r->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			fidx_error("cannot write report '%s': Is a directory", fidx_quote(r->output));
+			return -1;
+		}
+		if (!(r->out = fopen(r->output, "we"))) {
+			fidx_error("cannot write report '%s': %s", fidx_quote(r->output),
+				   strerror(errno));
+			return -1;
+		}
 		return 0;
 	}
 	if (asprintf(tmp, "%s.XXXXXX", r->output) < 0) {
