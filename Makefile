@@ -114,7 +114,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
+.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -342,6 +342,11 @@ bench-match: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/sqlite/match-set
 	BUILD=$(BUILD) bench/match
+
+bench-report: deps browser-deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
+	BUILD=$(BUILD) bench/report
 
 bench-fleet: deps
 	@scripts/install-deps --bench
