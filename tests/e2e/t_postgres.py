@@ -34,6 +34,7 @@ from lib import Checker, Truth, compare, run_fidx, truth
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
 import pgserver  # noqa: E402
 import t_columns  # noqa: E402
+import t_report  # noqa: E402
 
 ALL = "md5,sha1,sha256,sha512,xxh128"
 ROLE = "fidx ingest 'a\\b"
@@ -152,6 +153,19 @@ def check_queries(chk, target, sqlite_db):
 	pieces = sorted({n[1:5] for n in t_columns.NAMES if len(n) >= 5} | {b"root.d/n"})
 	for i, piece in enumerate(p for p in pieces if not p.startswith(b"-")):
 		commands.append(["find", "-0"] + (["-i"] if i % 2 else []) + [piece])
+	# The report's data: the same page but for where and when it was written (and when each
+	# store's scan of the tree ran).
+	pages = [run_fidx("report", "-o", "-", "--db", db) for db in (target, sqlite_db)]
+	data = [t_report.page_data(p.out) for p in pages]
+	for d in data:
+		for k in ("database", "generated", "started", "finished"):
+			(d or {}).get("scan", {}).pop(k, None)
+	diff = sorted(k for k in set(data[0] or {}) | set(data[1] or {})
+		      if (data[0] or {}).get(k) != (data[1] or {}).get(k))
+	chk.ok("report: the server's page holds SQLite's data", data[0] and not diff,
+	       "%s; differ: %s" % (lib.short(pages[0].err), ", ".join(
+		       "%s: %s / %s" % (k, lib.short(repr(data[0].get(k))[:400]),
+					lib.short(repr(data[1].get(k))[:400])) for k in diff)))
 	for cmd in commands:
 		a = run_fidx(*cmd, "--db", target)
 		b = run_fidx(*cmd, "--db", sqlite_db)

@@ -406,13 +406,23 @@ static bool month_of(int64_t sec, int64_t *month)
 	return true;
 }
 
-/* Whether file a comes before file b among the largest: larger, or as large and first by name. */
+/*
+ * Whether file a comes before file b among the largest: larger, or as large
+ * and first by name, then by path (the same in every store, whatever order
+ * it gave the rows in).
+ */
 static bool larger(const struct fidx_tree *t, uint32_t a, uint32_t b)
 {
 	const struct fidx_tree_node *x = &t->nodes[a], *y = &t->nodes[b];
 	if (x->apparent != y->apparent)
 		return x->apparent > y->apparent;
 	int c = strcmp(x->name, y->name);
+	if (c)
+		return c < 0;
+	char *pa = fidx_tree_path(t, a), *pb = fidx_tree_path(t, b);
+	c = pa && pb ? strcmp(pa, pb) : 0;
+	free(pa);
+	free(pb);
 	return c ? c < 0 : a < b;
 }
 
