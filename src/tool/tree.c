@@ -133,6 +133,7 @@ static uint32_t dir_node(struct load *l, const char *path, size_t len)
 		uint32_t n = add_node(l, name, nlen, parent);
 		if (n == FIDX_TREE_NONE)
 			return FIDX_TREE_NONE;
+		l->t->nodes[n].type = 'd';  /* a directory, if only by the paths below it */
 		l->dirnode[i] = n;
 		l->last_dir = n;
 	}
@@ -164,6 +165,10 @@ static int fill(struct load *l, uint32_t n, uint32_t dir, const struct fidx_row 
 	}
 	v->apparent = fidx_row_u64(row, FIDX_COL_SIZE);
 	v->allocated = fidx_row_u64(row, FIDX_COL_BLOCKS) * 512;
+	if (v->type == 'd') {
+		l->t->dir_apparent += v->apparent;
+		l->t->dir_allocated += v->allocated;
+	}
 	if (v->type == 'd' || fidx_row_int(row, FIDX_COL_NLINK) <= 1 || dir == FIDX_TREE_NONE)
 		return 0;
 	uint64_t key[2] = {fidx_row_u64(row, FIDX_COL_DEV), fidx_row_u64(row, FIDX_COL_INO)};
@@ -223,8 +228,10 @@ static int64_t read_rows(struct load *l, const struct fidx_query *q, size_t k,
 				    : dir_node(l, path, len);
 			if (n == FIDX_TREE_NONE)
 				goto fail;
-			if (!(l->t->nodes[n].flags & FIDX_TREE_NO_ROW))
-				continue;  /* a second row of one path: the store's check says more */
+			if (!(l->t->nodes[n].flags & FIDX_TREE_NO_ROW)) {
+				rows++;  /* a second row of one path: in no tree (finish() tells) */
+				continue;
+			}
 			if (at_base)
 				l->t->top = n;
 		} else {
@@ -252,9 +259,12 @@ fail:
 
 /*
  * Links children to parents (kids[]), adds sums from the leaves up, counts
- * hard links once per subtree.  Returns 0, or -1 (ENOMEM).
+ * hard links once per subtree, and sets *reached to the rows in the top's
+ * tree (fewer than were read when a row is in no tree: a second row of one
+ * path, a top that is not a directory above other rows).  Returns 0, or -1
+ * (ENOMEM).
  */
-static int finish(struct load *l)
+static int finish(struct load *l, int64_t *reached)
 {
 	struct fidx_tree *t = l->t;
 	uint32_t n = t->nnodes;
@@ -288,6 +298,9 @@ static int finish(struct load *l)
 		for (uint32_t c = 0; c < v->nkids; c++)
 			order[len++] = t->kids[v->kids + c];
 	}
+	*reached = 0;
+	for (uint32_t h = 0; h < len; h++)
+		*reached += !(t->nodes[order[h]].flags & FIDX_TREE_NO_ROW);
 	for (uint32_t h = len; h-- > 1;) {
 		const struct fidx_tree_node *c = &t->nodes[order[h]];
 		struct fidx_tree_node *p = &t->nodes[c->parent];
@@ -362,8 +375,17 @@ struct fidx_tree *fidx_tree_load(const struct fidx_query *q, size_t k, const cha
 	}
 	if (l.nlinks)
 		qsort(l.links, l.nlinks, sizeof(*l.links), link_cmp);
-	if (finish(&l) < 0) {
+	int64_t reached;
+	if (finish(&l, &reached) < 0) {
 		fidx_error("cannot load scan %" PRId64 ": out of memory", q->ids[k]);
+		goto fail;
+	}
+	if (reached != rows) {
+		char what[200];
+		snprintf(what, sizeof(what), "scan %" PRId64 ": %" PRId64 " of its rows at or below"
+			 " '%s' are in no tree (a second row of one path, or rows below one that"
+			 " is not a directory)", q->ids[k], rows - reached, fidx_quote(l.base));
+		fidx_query_damaged(q, what);
 		goto fail;
 	}
 	fidx_intern_free(l.dirs);

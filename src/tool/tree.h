@@ -55,7 +55,8 @@ struct fidx_tree_node {
 	uint32_t parent;       /* FIDX_TREE_NONE for the top */
 	uint32_t kids;         /* its children: tree.kids[kids .. kids + nkids) */
 	uint32_t nkids;
-	char type;             /* the row's type letter ('d', 'f', 'l', ...); 0 when unknown */
+	char type;             /* the row's type letter ('d', 'f', 'l', ...); 0 when unknown;
+				  'd' for FIDX_TREE_NO_ROW */
 	uint8_t flags;         /* FIDX_TREE_* */
 };
 
@@ -66,6 +67,9 @@ struct fidx_tree {
 	uint32_t top;
 	uint32_t *kids;                /* children, each node's contiguous, in load order */
 	int64_t scan;                  /* the scan read */
+	uint64_t dir_apparent;         /* the directories' own sizes, summed (a node's sums
+					  hold its subtree's) */
+	uint64_t dir_allocated;
 	struct fidx_arena names;
 };
 
@@ -73,7 +77,9 @@ struct fidx_tree {
  * Loads the rows of selected scan k of q at and below path (absolute, as
  * the scan recorded it; the scan's root when NULL).  Returns the tree, or
  * NULL after printing one line: the store failed, out of memory, no row at
- * path ("no entry ... in scan N"), or more than 2^32 - 2 entries.
+ * path ("no entry ... in scan N"), more than 2^32 - 2 entries, or a damaged
+ * scan (the whole of a complete scan with fewer or more rows than its scan
+ * row counts, a row that is in no tree).
  */
 struct fidx_tree *fidx_tree_load(const struct fidx_query *q, size_t k, const char *path);
 

@@ -5,7 +5,8 @@
 //   node check-report.mjs REPORT.html ZOOM_PATH [SCREENSHOT.png]
 //
 // Prints one JSON object: the totals the page shows (their exact values),
-// the duplicates summary, the texts of the largest-files table, the zoom
+// the duplicates summary, the texts of the largest-files table, the first
+// line of every treemap box's tooltip (its path), the zoom
 // path after a click on the box of ZOOM_PATH and after a click on the
 // first crumb, every console message and page error, every request other
 // than the page itself, the alerts, and the <img>, <iframe> and <object>
@@ -68,6 +69,7 @@ try {
 	});
 	out.crumbs_before = await page.getAttribute('[data-testid=crumbs]', 'data-path');
 	out.boxes = await page.$$eval('#treemap .box', (b) => b.length);
+	out.titles = await page.$$eval('#treemap .box', (b) => b.map((x) => x.title.split('\n')[0]));
 	// Click the box of ZOOM_PATH: its title's first line is its path.
 	const box = await page.evaluateHandle((p) => [...document.querySelectorAll('#treemap .box.dir')]
 		.find((b) => b.title.split('\n')[0] === p) || null, zoomPath);

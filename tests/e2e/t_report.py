@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import stat
 import subprocess
 
@@ -37,6 +38,7 @@ from lib import Checker, TempDir, run_fidx, write
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "..", "browser", "check-report.mjs")
 HOSTILE = b"evil\n<img src=x onerror=alert(1)>\x1b[31m\xff\"'&.txt"
+HOSTILE_DIR = b"dir\n999 GiB\x1b[2J\xfe\xe2\x80\xaeab\xe2\x80\x8bc"
 
 
 def shown(name):
@@ -54,11 +56,17 @@ def shown(name):
 			out += "\\r"
 		elif c < 0x20 or c == 0x7F:
 			out += "\\x%02x" % c
-		elif 0x80 <= c < 0xA0:
-			out += "\\u00%02x" % c
+		elif 0x80 <= c < 0xA0 or 0xD800 <= c <= 0xDFFF or invisible(c):
+			out += "\\u%04x" % c
 		else:
 			out += ch
 	return out
+
+
+def invisible(c):
+	"""report.js's invisible(): zero-width, bidi and separator characters, shown as \\uXXXX."""
+	return c == 0xAD or 0x200B <= c <= 0x200F or 0x2028 <= c <= 0x202E or \
+		0x2060 <= c <= 0x2064 or 0x2066 <= c <= 0x206F or c == 0xFEFF
 
 
 def page_data(html):
@@ -108,6 +116,11 @@ def main():
 		write(top + b"/" + HOSTILE, b"x" * 70000)
 		write(top + b"/secret", b"s" * 5000)
 		os.chmod(top + b"/secret", 0)
+		# A hostile folder of many small files: with --nodes 40 most of them are one
+		# "smaller entries" box, whose tooltip names the folder.
+		os.makedirs(top + b"/" + HOSTILE_DIR)
+		for i in range(300):
+			write(top + b"/" + HOSTILE_DIR + b"/f%03d" % i, b"%03d" % i)
 		dbdir = base + b"/db"
 		os.mkdir(dbdir)
 		os.chown(dbdir, lib.NOBODY, lib.NOBODY)
@@ -121,7 +134,7 @@ def main():
 		chk.ok("scan 2", res.rc == 1, repr(res))
 
 		html = base + b"/r.html"
-		res = run_fidx("report", db, "-o", html)
+		res = run_fidx("report", "--nodes", "40", db, "-o", html)
 		chk.ok("report: exit 0, nothing on stdout", res.rc == 0 and res.out == b"", repr(res))
 		raw = open(html, "rb").read() if os.path.exists(html) else b""
 		chk.ok("report: one file, no raw markup, control byte or non-UTF-8 byte of a name",
@@ -136,10 +149,9 @@ def main():
 		diff = [json.loads(l) for l in run_fidx("diff", "--json", db, "1", "2").out_lines()]
 		kinds = {k: sum(1 for d in diff if d["kind"] == k)
 			 for k in ("added", "removed", "changed", "moved")}
-		files = [p for p in (top + b"/a/big.bin", top + b"/c/copy.bin", top + b"/a/b/x.txt",
-				     top + b"/c/sparse.img", top + b"/" + HOSTILE, top + b"/a/new.txt",
-				     top + b"/secret")]
-		by_size = sorted(files, key=lambda p: (-os.stat(p).st_size, os.path.basename(p)))
+		files = [os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs
+			 if stat.S_ISREG(os.lstat(os.path.join(d, f)).st_mode)]
+		by_size = sorted(files, key=lambda p: (-os.lstat(p).st_size, os.path.basename(p), p))[:100]
 
 		shot = os.environ.get("FIDX_REPORT_SCREENSHOT")
 		got = browse(chk, html, top.decode() + "/a", shot)
@@ -173,8 +185,24 @@ def main():
 				   for r in got["error_rows"]) if uid is not None else True,
 			       repr(got["error_rows"]))
 			chk.ok("browser: the treemap drew boxes", got["boxes"] >= 3, repr(got["boxes"]))
+			want_rest = shown(top + b"/" + HOSTILE_DIR) + ": "
+			chk.ok("browser: a 'smaller entries' box's tooltip names its folder escaped",
+			       any(t.startswith(want_rest) for t in got["titles"]), repr(got["titles"]))
+			bad = [t for t in got["titles"] if re.search("[\x00-\x1f\x7f-\x9f\ufffd"
+								     "\u200b-\u200f\u202a-\u202e]", t)]
+			chk.eq("browser: no tooltip holds a control, invisible or bidi character", bad, [])
 
 		# Without the browser: the data itself.
+		data = page_data(raw)
+		stats = json.loads(run_fidx("stats", "--json", "--scan", "2", db).out.splitlines()[0])
+		chk.eq("types: counts and bytes as fidx stats gives them (every name counts)",
+		       sorted((t[0], t[2], t[3]) for t in data["types"]) if data else None,
+		       sorted((t["type"], t["count"], t["bytes"]) for t in stats["types"]))
+		rest = [n for n in data["tree"] if n[2] == "+"] if data else []
+		chk.ok("--nodes 40: at most 40 nodes, the hostile folder's rest in one '+' node",
+		       data and len(data["tree"]) <= 40 and any(
+			       data["tree"][n[0]][1] == HOSTILE_DIR.decode("utf-8", "surrogateescape")
+			       for n in rest), repr(rest))
 		res = run_fidx("report", "--nodes", "3", "--no-dupes", "--against", "none", "-o", "-", db)
 		data = page_data(res.out)
 		chk.ok("-o -: the page on stdout", res.rc == 0 and data is not None, repr(res)[:300])
@@ -198,6 +226,35 @@ def main():
 		res = run_fidx("report", "-o", base + b"/missing/r.html", db)
 		lib.check_fatal(chk, "-o in a missing folder", res, mention=b"missing/r.html")
 		chk.ok("-o in a missing folder: nothing left", not os.path.exists(base + b"/missing"))
+		check_budget(chk, base)
+		check_damaged(chk, base, db, top)
+		res = run_fidx("report", "-o", "-", db, top + b"/a")
+		data = page_data(res.out)
+		whole = [json.loads(l) for l in run_fidx("diff", "--json", db, "1", "2").out_lines()]
+		below = sorted(d["path"] for d in whole if d["path"] == top.decode() + "/a" or
+			       d["path"].startswith(top.decode() + "/a/"))
+		chk.eq("PATH: the changes listed are those of its tree",
+		       sorted(e[2] for e in data["diff"]["list"]) if data else None, below)
+
+		# An earlier report: its mode and its other names kept.
+		private = base + b"/private.html"
+		write(private, b"old")
+		os.chmod(private, 0o600)
+		os.link(private, base + b"/other-name.html")
+		res = run_fidx("report", "--no-dupes", "-o", private, db)
+		chk.ok("-o over a report of mode 0600 with two names: both names hold the page,"
+		       " still 0600", res.rc == 0 and (os.stat(private).st_mode & 0o777) == 0o600 and
+		       page_data(open(base + b"/other-name.html", "rb").read()) is not None, repr(res))
+		os.unlink(base + b"/other-name.html")
+		write(private, b"old")
+		os.chmod(private, 0o600)
+		res = run_fidx("report", "--no-dupes", "-o", private, db)
+		chk.ok("-o over a report of mode 0600 (renamed over): still 0600", res.rc == 0 and
+		       (os.stat(private).st_mode & 0o777) == 0o600, repr(res))
+		long_name = base + b"/" + b"r" * 250 + b".html"
+		res = run_fidx("report", "--no-dupes", "-o", long_name, db)
+		chk.ok("-o a 255-byte name", res.rc == 0 and os.path.exists(long_name), repr(res))
+
 		# A device or a symlink is written to, never replaced by a rename.
 		res = run_fidx("report", "--no-dupes", "-o", "/dev/null", db)
 		chk.ok("-o /dev/null: exit 0, /dev/null still the device", res.rc == 0 and
@@ -216,8 +273,57 @@ def main():
 		lib.check_fatal(chk, "--against a scan that is not there", res, mention=b"99")
 		chk.eq("failed runs leave no file beside the output",
 		       sorted(n for n in os.listdir(base) if n.startswith(b"x.html") or
-			      n.startswith(b"r.html.")), [])
+			      n.startswith(b".fidx-report-")), [])
 	return chk.done()
+
+
+def check_budget(chk, base):
+	"""--nodes goes to the heaviest entries of the whole tree, not to one folder's children."""
+	top = base + b"/bud"
+	os.makedirs(top + b"/A")
+	for i in range(400):
+		write(top + b"/A/f%03d" % i, b"x" * 4000)
+	for i in range(4):
+		os.makedirs(top + b"/B/s%d" % i)
+		write(top + b"/B/s%d/big" % i, os.urandom(400000))
+	db = base + b"/bud.db"
+	assert run_fidx("scan", "-q", "--hash", "none", "-o", db, top).rc == 0
+	data = page_data(run_fidx("report", "--nodes", "60", "-o", "-", db).out)
+	tree = data["tree"] if data else []
+	names = {i: n[1] for i, n in enumerate(tree)}
+	b = [i for i, n in enumerate(tree) if n[1] == "B" and n[0] == 0]
+	kids = [n for n in tree if b and n[0] == b[0]]
+	chk.ok("--nodes 60: B (4 large files) opened, all its folders written, beside A's 400",
+	       len(tree) <= 60 and len(kids) == 4 and all(n[2] == "d" for n in kids),
+	       repr([(names.get(n[0]), n[1], n[2]) for n in tree][:20]))
+	chk.ok("--nodes 60: A's smaller files in its '+' node",
+	       any(n[2] == "+" and names.get(n[0]) == "A" for n in tree))
+
+
+def check_damaged(chk, base, db, top):
+	"""A directory known only from the rows below it can be opened; a top that is a file is damage."""
+	copy = base + b"/norow.db"
+	shutil.copy(db, copy)
+	con = sqlite3.connect(copy)
+	con.execute("DELETE FROM file_seal WHERE file_id IN (SELECT id FROM file WHERE scan_id = 2"
+		    " AND path = ?)", (top.decode() + "/c",))
+	con.execute("DELETE FROM file WHERE scan_id = 2 AND path = ?", (top.decode() + "/c",))
+	con.execute("UPDATE scan SET entries = entries - 1 WHERE id = 2")
+	con.commit()
+	con.close()
+	data = page_data(run_fidx("report", "--no-dupes", "-o", "-", copy).out)
+	c = [n for n in (data["tree"] if data else []) if n[1] == "c" and n[0] == 0]
+	chk.ok("a folder without its row: a directory (type d, flag 8) with its children",
+	       c and c[0][2] == "d" and c[0][8] & 8 and any(
+		       n[0] == data["tree"].index(c[0]) for n in data["tree"]), repr(c))
+	copy = base + b"/filetop.db"
+	shutil.copy(db, copy)
+	con = sqlite3.connect(copy)
+	con.execute("UPDATE file SET type = 'f' WHERE scan_id = 2 AND path = ?", (top.decode(),))
+	con.commit()
+	con.close()
+	res = run_fidx("report", "--no-dupes", "-o", base + b"/damaged.html", copy)
+	lib.check_fatal(chk, "a top that is a file above other rows", res, mention=b"damaged")
 
 
 def lib_umask():

@@ -161,12 +161,27 @@ static void json_time(FILE *out, int64_t sec)
 		fprintf(out, "%" PRId64, sec);
 }
 
-/* A treemap candidate: a node to expand, by the larger of its two sizes' shares. */
+/*
+ * A treemap candidate: a node waiting to be written, by weight(), then by
+ * where its parent was written and by name: an order that does not depend
+ * on the order the store gave the rows in.
+ */
 struct cand {
 	double weight;
+	int64_t parent_at;
+	const char *name;
 	uint32_t node;
-	int64_t out;   /* its index in the nodes written */
 };
+
+/* Whether candidate a goes before b. */
+static bool cand_before(const struct cand *a, const struct cand *b)
+{
+	if (a->weight != b->weight)
+		return a->weight > b->weight;
+	if (a->parent_at != b->parent_at)
+		return a->parent_at < b->parent_at;
+	return strcmp(a->name, b->name) < 0;
+}
 
 /* Max-heap of candidates. */
 struct heap {
@@ -186,7 +201,7 @@ static int heap_push(struct heap *h, struct cand c)
 		h->cap = ncap;
 	}
 	size_t i = h->n++;
-	while (i > 0 && h->c[(i - 1) / 2].weight < c.weight) {
+	while (i > 0 && cand_before(&c, &h->c[(i - 1) / 2])) {
 		h->c[i] = h->c[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
@@ -202,9 +217,9 @@ static struct cand heap_pop(struct heap *h)
 	for (;;) {
 		size_t l = 2 * i + 1, big = i;
 		struct cand *at = &last;
-		if (l < h->n && h->c[l].weight > at->weight)
+		if (l < h->n && cand_before(&h->c[l], at))
 			big = l, at = &h->c[l];
-		if (l + 1 < h->n && h->c[l + 1].weight > at->weight)
+		if (l + 1 < h->n && cand_before(&h->c[l + 1], at))
 			big = l + 1;
 		if (big == i)
 			break;
@@ -240,93 +255,100 @@ static void put_node(FILE *out, bool *first, int64_t parent, const char *name, c
 	fprintf(out, ",%u,%" PRIu64 "]", v->flags, more);
 }
 
-/* qsort_r() order of children: the heaviest first, then by name. */
-static int kid_cmp(const void *a, const void *b, void *tree)
-{
-	const struct fidx_tree *t = tree;
-	const struct fidx_tree_node *x = &t->nodes[*(const uint32_t *)a];
-	const struct fidx_tree_node *y = &t->nodes[*(const uint32_t *)b];
-	double wx = weight(t, x), wy = weight(t, y);
-	if (wx != wy)
-		return wx < wy ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 /*
- * Writes "tree": the nodes of the treemap, best first by size from the top
- * until --nodes are written.  A directory expanded writes its children in
- * size order while they fit and are not too small to see (a quarter of a
- * node's share of the budget), then one node for the rest of them (room
- * for it is kept: never more than --nodes in all) (type
- * '+', its last field the number of entries it stands for).  A node comes
- * after its parent, so the page builds the tree in one pass.  Returns 0, or
- * -1 (ENOMEM).
+ * Writes "tree": the nodes of the treemap, chosen best first over the whole
+ * tree until --nodes are written: every entry waits in one heap by its
+ * share of the top's size, the heaviest is written next (its parent always
+ * came before it: a child is never heavier), and when it is a directory its
+ * children join the heap.  Entries too small to see (under a quarter of a
+ * node's share of the budget) are not written one by one.  A directory
+ * whose children are not all written gets one more node after the others
+ * (type '+', its last field the number of entries it stands for) that sums
+ * the rest; a slot is kept for it when the directory is opened, so that
+ * never more than --nodes are written in all.  Returns 0, or -1 (ENOMEM).
  */
 static int put_tree(struct report *r)
 {
 	const struct fidx_tree *t = r->t;
 	FILE *out = r->out;
 	struct heap h = {0};
-	uint32_t *kids = NULL;
-	size_t kids_cap = 0;
-	int64_t written;
+	int64_t written = 0, reserved = 0, budget = r->nodes ? r->nodes : 1;
 	bool first = true;
 	int ret = -1;
-	double least = 0.25 / (r->nodes ? r->nodes : 1);
+	double least = 0.25 / (double)budget;
+	/* Per tree node: its index among the nodes written (-1: not written), and for an
+	 * opened directory the children not written yet. */
+	int64_t *at = malloc((size_t)t->nnodes * sizeof(*at));
+	uint32_t *left = calloc(t->nnodes, sizeof(*left));
+	/* The nodes written, in order: no more than the budget, nor than the tree has. */
+	uint32_t *order = malloc((size_t)(budget < t->nnodes ? budget : t->nnodes) * sizeof(*order));
 
 	fputs("\"tree\":[", out);
-	put_node(out, &first, -1, t->nodes[t->top].name, t->nodes[t->top].type,
-		 &t->nodes[t->top], 0);
-	written = 1;
-	if (heap_push(&h, (struct cand){1.0, t->top, 0}) < 0)
+	if (!at || !left || !order)
 		goto out;
-	while (h.n && written < (int64_t)r->nodes) {
-		struct cand c = heap_pop(&h);
-		const struct fidx_tree_node *v = &t->nodes[c.node];
-		if (v->nkids > kids_cap) {
-			free(kids);
-			kids_cap = v->nkids;
-			if (!(kids = malloc(kids_cap * sizeof(*kids))))
-				goto out;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		at[i] = -1;
+	uint32_t v = t->top;
+	for (;;) {
+		/* Write v, and open it when it has children and a slot is left for its rest. */
+		const struct fidx_tree_node *n = &t->nodes[v];
+		uint32_t p = n->parent;
+		bool freed = v != t->top && left[p] == 1;
+		put_node(out, &first, v == t->top ? -1 : at[p], n->name, n->type, n, 0);
+		order[written] = v;
+		at[v] = written++;
+		if (v != t->top) {
+			left[p]--;
+			reserved -= freed;
 		}
-		memcpy(kids, t->kids + v->kids, v->nkids * sizeof(*kids));
-		qsort_r(kids, v->nkids, sizeof(*kids), kid_cmp, (void *)t);
-		uint32_t i = 0;
-		for (; i < v->nkids; i++) {
-			const struct fidx_tree_node *k = &t->nodes[kids[i]];
-			/* Room for this one, and for the rest's node when more follow. */
-			bool last = v->nkids - i == 1;
-			if (written + (last ? 0 : 1) >= (int64_t)r->nodes ||
-			    (!last && weight(t, k) < least))
-				break;
-			double w = weight(t, k);
-			put_node(out, &first, c.out, k->name, k->type, k, 0);
-			if (k->nkids && heap_push(&h, (struct cand){w, kids[i], written}) < 0)
-				goto out;
-			written++;
-		}
-		if (i < v->nkids) {
-			struct fidx_tree_node rest = {.latest = INT64_MIN};
-			for (uint32_t j = i; j < v->nkids; j++) {
-				const struct fidx_tree_node *k = &t->nodes[kids[j]];
-				if (!(k->flags & FIDX_TREE_LINK)) {
-					rest.apparent += k->apparent;
-					rest.allocated += k->allocated;
-				}
-				rest.entries += k->entries;
-				rest.errors += k->errors;
-				if (k->latest > rest.latest)
-					rest.latest = k->latest;
+		if (n->nkids && written + reserved + 1 <= budget) {
+			left[v] = n->nkids;
+			reserved++;
+			for (uint32_t c = 0; c < n->nkids; c++) {
+				uint32_t k = t->kids[n->kids + c];
+				struct cand c = {weight(t, &t->nodes[k]), at[v], t->nodes[k].name, k};
+				if (heap_push(&h, c) < 0)
+					goto out;
 			}
-			put_node(out, &first, c.out, "", '+', &rest, v->nkids - i);
-			written++;
 		}
+		/* The next: the heaviest waiting, when it is large enough and fits. */
+		if (!h.n)
+			break;
+		struct cand c = heap_pop(&h);
+		uint32_t cp = t->nodes[c.node].parent;
+		if (c.weight < least || written + 1 + reserved - (left[cp] == 1) > budget)
+			break;
+		v = c.node;
+	}
+	/* The rest of each directory opened whose children were not all written. */
+	for (int64_t o = 0; o < written; o++) {
+		uint32_t d = order[o];
+		if (!left[d])
+			continue;
+		const struct fidx_tree_node *n = &t->nodes[d];
+		struct fidx_tree_node rest = {.latest = INT64_MIN};
+		for (uint32_t c = 0; c < n->nkids; c++) {
+			const struct fidx_tree_node *k = &t->nodes[t->kids[n->kids + c]];
+			if (at[t->kids[n->kids + c]] >= 0)
+				continue;
+			if (!(k->flags & FIDX_TREE_LINK)) {
+				rest.apparent += k->apparent;
+				rest.allocated += k->allocated;
+			}
+			rest.entries += k->entries;
+			rest.errors += k->errors;
+			if (k->latest > rest.latest)
+				rest.latest = k->latest;
+		}
+		put_node(out, &first, at[d], "", '+', &rest, left[d]);
 	}
 	ret = 0;
 out:
 	fputs("]", out);
 	free(h.c);
-	free(kids);
+	free(at);
+	free(left);
+	free(order);
 	return ret;
 }
 
@@ -462,9 +484,13 @@ static int put_tallies(struct report *r)
 			continue;
 		unsigned char ty = (unsigned char)(v->type ? v->type : '?') & 127;
 		types[ty].count++;
-		if (v->type != 'd' && !(v->flags & FIDX_TREE_LINK)) {
+		if (v->type != 'd') {  /* every name counts, as in fidx stats */
 			types[ty].apparent += v->apparent;
 			types[ty].allocated += v->allocated;
+		}
+		if (i == t->top && v->type == 'd') {  /* directories: their own sizes */
+			types['d'].apparent = t->dir_apparent;
+			types['d'].allocated = t->dir_allocated;
 		}
 		if (v->type != 'f' || (v->flags & FIDX_TREE_NO_SIZE))
 			continue;
@@ -699,7 +725,9 @@ static int put_diff(struct report *r)
 		fputs(",\"diff\":null", r->out);
 		return 0;
 	}
-	struct fidx_diff_side so = {q->st, old, NULL}, sn = {q->st, &q->sel.scans.rows[r->k], NULL};
+	/* PATH narrows the comparison to its tree, in both scans (of one root). */
+	const char *under = strcmp(r->base, q->roots[r->k]) == 0 ? NULL : r->base;
+	struct fidx_diff_side so = {q->st, old, under}, sn = {q->st, &q->sel.scans.rows[r->k], under};
 	struct fidx_diff *d = fidx_diff_compare(&so, &sn, FIDX_DIFF_DEFAULT, &err);
 	if (!d)
 		return fidx_query_fail(q, &err), -1;
@@ -786,10 +814,11 @@ static int put_page(struct report *r)
 /*
  * Opens where the report goes: stdout for "-"; a new file beside output,
  * renamed over it by finish_output(), when output is missing or a regular
- * file; else (a device such as /dev/null or /dev/stdout, a FIFO, a symlink)
- * output itself, written in place, since a rename would replace the
- * device or the link instead of writing to it.  Returns 0, or -1 after
- * printing why.
+ * file of one name (the new file takes its mode and owner); else (a device
+ * such as /dev/null or /dev/stdout, a FIFO, a symlink, a file with other
+ * hard links) output itself, written in place, since a rename would
+ * replace the device, the link or one name instead of writing to it.
+ * Returns 0, or -1 after printing why.
  */
 static int open_output(struct report *r, char **tmp)
 {
@@ -799,7 +828,9 @@ static int open_output(struct report *r, char **tmp)
 		r->out = stdout;
 		return 0;
 	}
-	if (lstat(r->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+	bool exists = lstat(r->output, &st) == 0;
+	/* A regular file with other names is written in place too: a rename would part them. */
+	if (exists && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
 		if (S_ISDIR(st.st_mode)) {
 			fidx_error("cannot write report '%s': Is a directory", fidx_quote(r->output));
 			return -1;
@@ -811,15 +842,22 @@ static int open_output(struct report *r, char **tmp)
 		}
 		return 0;
 	}
-	if (asprintf(tmp, "%s.XXXXXX", r->output) < 0) {
+	/* The new file beside it, by a short name (output's own may be as long as a name can be). */
+	const char *slash = strrchr(r->output, '/');
+	int dirlen = slash ? (int)(slash - r->output) + 1 : 0;
+	if (asprintf(tmp, "%.*s.fidx-report-XXXXXX", dirlen, r->output) < 0) {
 		*tmp = NULL;
 		fidx_error("out of memory");
 		return -1;
 	}
 	int fd = mkostemp(*tmp, O_CLOEXEC);
-	mode_t mask = umask(022);  /* the mode a new file gets, which mkostemp() does not give */
+	/* The mode of the file it replaces (a private report stays private), or a new file's. */
+	mode_t mask = umask(022);
 	umask(mask);
-	if (fd < 0 || fchmod(fd, 0666 & ~mask) < 0 || !(r->out = fdopen(fd, "w"))) {
+	mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	if (fd >= 0 && exists && geteuid() == 0 && fchown(fd, st.st_uid, st.st_gid) < 0)
+		mode &= 0777;  /* no set-id bits on a file of another owner */
+	if (fd < 0 || fchmod(fd, mode) < 0 || !(r->out = fdopen(fd, "w"))) {
 		fidx_error("cannot write report '%s': %s", fidx_quote(r->output), strerror(errno));
 		if (fd >= 0) {
 			close(fd);

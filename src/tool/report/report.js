@@ -36,6 +36,16 @@
 
 	const hex2 = (n) => n.toString(16).padStart(2, '0');
 
+	/*
+	 * Whether c draws nothing or moves what follows (zero-width characters, bidi
+	 * controls, the soft hyphen, line and paragraph separators): shown as \\uXXXX,
+	 * so that "a\\u200bb" never passes for "ab" nor an override reverses a name.
+	 */
+	function invisible(c) {
+		return c === 0xad || (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+			(c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x206f) || c === 0xfeff;
+	}
+
 	/* The visible form of a code point that must not be shown as it is, or null. */
 	function escOf(c) {
 		if (c >= 0xdc80 && c <= 0xdcff)
@@ -47,8 +57,8 @@
 			return '\\x' + hex2(c);
 		if (c >= 0x80 && c < 0xa0)
 			return '\\u00' + hex2(c);
-		if (c >= 0xd800 && c <= 0xdfff)
-			return '\\u' + c.toString(16);
+		if ((c >= 0xd800 && c <= 0xdfff) || invisible(c))
+			return '\\u' + c.toString(16).padStart(4, '0');
 		return null;
 	}
 
@@ -240,9 +250,10 @@
 		items.sort((a, b) => b.v - a.v);
 		squarify(items, 0, 0, w, h);
 		for (const it of items) {
-			if (boxes >= MAX_BOXES || it.w * it.h < 4)
+			/* (An item the layout could not place: sizes past 2^53 apart lose it to rounding.) */
+			if (boxes >= MAX_BOXES || !(it.w * it.h >= 4))
 				continue;
-			const k = it.k, dir = k.type === 'd';
+			const k = it.k, dir = k.type === 'd' || k.kids.length > 0;
 			const b = el('div', {className: 'box' + (dir ? ' dir' : '') + (k.type === '+' ? ' rest' : '')});
 			b.style.left = it.x + 'px';
 			b.style.top = it.y + 'px';
@@ -250,7 +261,7 @@
 			b.style.height = it.h + 'px';
 			b.style.background = colour(k, depth);
 			const label = k.type === '+' ? count(k.more) + ' smaller entries' : text(k.name) + (dir ? '/' : '');
-			b.title = (k.type === '+' ? pathOf(N[k.parent]) + ': ' + label : text(pathOf(k))) + '\n' +
+			b.title = (k.type === '+' ? text(pathOf(N[k.parent])) + ': ' + label : text(pathOf(k))) + '\n' +
 				size(k.apparent) + ' apparent, ' + size(k.allocated) + ' allocated, ' +
 				count(k.entries) + ' entries';
 			b.dataset.node = String(k.i);
@@ -262,7 +273,7 @@
 				b.append(lbl);
 			}
 			parent.append(b);
-			if (dir && k.kids.length && it.w > 60 && it.h > 40 && depth < 2) {
+			if (k.kids.length && it.w > 60 && it.h > 40 && depth < 2) {
 				const inner = el('div');
 				inner.style.cssText = 'position:absolute;left:2px;top:15px;right:2px;bottom:2px';
 				b.append(inner);
@@ -303,7 +314,7 @@
 		/* A click inside a nested box zooms one level: into the child of the zoomed node. */
 		while (n.parent >= 0 && N[n.parent] !== zoomed)
 			n = N[n.parent];
-		if (n.type === 'd' && n.kids.length) {
+		if (n.kids.length) {
 			zoomed = n;
 			draw();
 		}
@@ -353,8 +364,8 @@
 	}
 
 	const typesTable = table([['type'], ['entries', 'n'], ['apparent', 'n'], ['allocated', 'n']],
-		D.types.map((t) => el('tr', null, td(t[1]), td(count(t[2]), 'n'),
-			td(t[0] === 'd' ? '' : size(t[3]), 'n'), td(t[0] === 'd' ? '' : size(t[4]), 'n'))), 'types');
+		D.types.map((t) => el('tr', null, td(t[1]), td(count(t[2]), 'n'), td(size(t[3]), 'n'),
+			td(size(t[4]), 'n'))), 'types');
 	const maxExt = D.exts.reduce((m, e) => Math.max(m, e[2]), 1);
 	const extTable = table([['extension'], ['files', 'n'], ['bytes', 'n'], ['']],
 		D.exts.map((e) => {
@@ -365,7 +376,7 @@
 			return el('tr', null, td(name, 'p'), td(count(e[1]), 'n'), td(size(e[2]), 'n'), td(bar));
 		}), 'exts');
 	section('types', 'Types and extensions', typesTable,
-		el('p', {className: 'note'}, 'Directories have no size of their own here; regular files by extension (as fidx stats counts them):'),
+		el('p', {className: 'note'}, 'Every name counts, as in fidx stats (a file with two hard links twice; fidx du and the treemap count it once). Regular files by extension:'),
 		extTable);
 
 	/* Timeline: bars per month, or per year over a longer span. */
