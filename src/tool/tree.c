@@ -242,10 +242,10 @@ static int64_t read_rows(struct load *l, const struct fidx_query *q, size_t k,
 	}
 	fidx_rows_close(it);
 	return rc < 0 ? -1 : rows;
-fail:
+fail:;
+	int e = errno;  /* before the close, which may set errno */
 	fidx_rows_close(it);
-	fidx_fail(err, errno, "%s", errno == EOVERFLOW ? "more than 4 billion entries"
-						     : "out of memory");
+	fidx_fail(err, e, "%s", e == EOVERFLOW ? "more than 4 billion entries" : "out of memory");
 	return -1;
 }
 
