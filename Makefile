@@ -51,6 +51,10 @@ CFLAGS    ?= -O2 -g
 # Debian's python3, which has the python3-xxhash module the tests use.
 PYTHON    ?= /usr/bin/python3
 PKGS      := sqlite3 libpq libcrypto libxxhash
+# ncurses (wide characters) for fidx browse alone: its flags reach that one object, its
+# library only the fidx binary.
+CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
+CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null)
 
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
@@ -83,6 +87,7 @@ $(BUILD)/obj/store/%.o: LAYER_CFLAGS = $(CORE_INC)
 $(BUILD)/obj/store/sqlite/%.o $(BUILD)/obj/gen/%.o: LAYER_CFLAGS = $(SQLITE_INC) $(SQLITE_CFLAGS)
 $(BUILD)/obj/store/postgres/%.o: LAYER_CFLAGS = $(PQ_INC) $(PQ_CFLAGS)
 $(BUILD)/obj/tool/%.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/obj/tool/builtin/browse.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS) $(CURSES_CFLAGS)
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
@@ -160,7 +165,7 @@ $(BUILD)/libfidx.a $(BUILD)/libfidx-core.a $(BUILD)/libfidx-store.a $(BUILD)/lib
 
 $(BUILD)/fidx: $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(INTERNAL_LIBS)
 	$(CC) $(BASE_CFLAGS) -o $@ $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(LINK_INTERNAL) \
-		$(ALL_LDLIBS)
+		$(ALL_LDLIBS) $(CURSES_LIBS)
 
 # A unit test sees the headers of its layer (the SQLite backend's tests, SQLite's too),
 # and the tests' own through -Itests (tests/store/fixture.h: "store/fixture.h").
