@@ -323,7 +323,7 @@ static void draw_entry(const struct browse *b, uint32_t i, int y, uint64_t large
 	move(y, 0);
 	printw("%*s ", sw, v->flags & FIDX_TREE_NO_SIZE ? "-" : fidx_size_text(s, b->exact, size));
 	if (wide) {
-		int fill = largest ? (int)((double)s / (double)largest * 10.0) : 0;
+		int fill = largest ? (int)((unsigned __int128)s * 10 / largest) : 0;
 		memset(bar, '#', 10);
 		memset(bar + fill, ' ', (size_t)(10 - fill));
 		bar[10] = '\0';
