@@ -13,6 +13,7 @@
 #   make bench-hdd       reading in on-disk order, on a loop-mounted ext4 image (root)
 #   make bench-find      fidx find and its index against plocate (updatedb), warm
 #   make bench-du        fidx du and stats beside coreutils du, warm
+#   make bench-browse    fidx browse's first frame and peak RSS on a million entries, warm
 #   make bench-dupes     fidx dupes against jdupes, fdupes and rmlint, warm and cold
 #   make bench-export    fidx export of a million entries in every format; the stdout buffer
 #   make bench-match     fidx match: a 5M-line list against a million files, and the set study
@@ -118,7 +119,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
+.PHONY: all deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -308,6 +309,11 @@ bench-du: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
 	BUILD=$(BUILD) bench/du
+
+bench-browse: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
+	BUILD=$(BUILD) bench/browse
 
 bench-dupes: deps
 	@scripts/install-deps --bench
