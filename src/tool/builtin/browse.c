@@ -800,6 +800,7 @@ static void session(struct browse *b)
 	enter(b, b->t->top, FIDX_TREE_NONE);
 	for (;;) {
 		draw(b);
+		errno = 0;  /* ERR with EINTR is a signal; any other ERR, stdin gone */
 		int ch = getch();
 		int rows = list_rows() > 1 ? list_rows() : 1;
 		b->msg[0] = '\0';
