@@ -74,6 +74,16 @@ def wait_for(pred, what, timeout=None):
 		time.sleep(0.02)
 
 
+def settle(pred):
+	"""Polls the pane until pred(lines) or the timeout; returns the last lines (no raise)."""
+	end = time.monotonic() + TIMEOUT
+	while True:
+		lines = screen()
+		if pred(lines) or time.monotonic() > end:
+			return lines
+		time.sleep(0.02)
+
+
 def keys(*k):
 	"""Sends keys to the pane (tmux key names, or literal text with -l when a str starts with '=')."""
 	for x in k:
@@ -289,6 +299,14 @@ def check_main(chk, td, root, db):
 
 	# Enter big (names A-Z: big is the first), hard links, and back up.
 	names = [e[5].rstrip("/") for e in entries(lines)]
+	moves = []
+	for k, want in (("End", len(names) - 1), ("PPage", 0), ("NPage", len(names) - 1),
+			("k", len(names) - 2), ("Up", len(names) - 3), ("j", len(names) - 2),
+			("Home", 0)):
+		keys(k)
+		moves.append((k, sel_index(settle(lambda l: sel_index(l) == want)), want))
+	chk.ok("End, PgUp, PgDn, k, Up, j, Home move the selection",
+	       all(got == want for _, got, want in moves), moves)
 	keys("Home")
 	for _ in range(names.index("big")):
 		keys("j")
