@@ -42,7 +42,7 @@ import subprocess
 import lib
 from lib import Checker, TempDir, run_fidx, write
 
-COMMANDS = ["scan", "scans", "find", "dupes", "du", "stats", "match", "export", "diff",
+COMMANDS = ["scan", "scans", "find", "dupes", "du", "browse", "stats", "match", "export", "diff",
 	    "check", "verify"]
 USAGE_STATUS = {"diff": 15, "check": 15}
 WRITE_STATUS = {"diff": 14, "check": 14}
