@@ -382,9 +382,10 @@ char *fidx_tree_path(const struct fidx_tree *t, uint32_t i)
 	size_t len = 0;
 	for (uint32_t v = i; v != FIDX_TREE_NONE; v = t->nodes[v].parent)
 		len += strlen(t->nodes[v].name) + 1;
-	char *buf = malloc(len + 1), *end = buf + len;
+	char *buf = malloc(len + 1);
 	if (!buf)
 		return NULL;
+	char *end = buf + len;
 	*end = '\0';
 	for (uint32_t v = i; v != FIDX_TREE_NONE; v = t->nodes[v].parent) {
 		size_t n = strlen(t->nodes[v].name);
