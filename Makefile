@@ -13,6 +13,7 @@
 #   make bench-hdd       reading in on-disk order, on a loop-mounted ext4 image (root)
 #   make bench-find      fidx find and its index against plocate (updatedb), warm
 #   make bench-du        fidx du and stats beside coreutils du, warm
+#   make bench-browse    fidx browse's first frame and peak RSS on a million entries, warm
 #   make bench-dupes     fidx dupes against jdupes, fdupes and rmlint, warm and cold
 #   make bench-export    fidx export of a million entries in every format; the stdout buffer
 #   make bench-match     fidx match: a 5M-line list against a million files, and the set study
@@ -51,6 +52,10 @@ CFLAGS    ?= -O2 -g
 # Debian's python3, which has the python3-xxhash module the tests use.
 PYTHON    ?= /usr/bin/python3
 PKGS      := sqlite3 libpq libcrypto libxxhash
+# ncurses (wide characters) for fidx browse alone: its flags reach that one object, its
+# library only the fidx binary.
+CURSES_CFLAGS = $(shell pkg-config --cflags ncursesw 2>/dev/null)
+CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null)
 
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
@@ -83,6 +88,7 @@ $(BUILD)/obj/store/%.o: LAYER_CFLAGS = $(CORE_INC)
 $(BUILD)/obj/store/sqlite/%.o $(BUILD)/obj/gen/%.o: LAYER_CFLAGS = $(SQLITE_INC) $(SQLITE_CFLAGS)
 $(BUILD)/obj/store/postgres/%.o: LAYER_CFLAGS = $(PQ_INC) $(PQ_CFLAGS)
 $(BUILD)/obj/tool/%.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/obj/tool/builtin/browse.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS) $(CURSES_CFLAGS)
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
@@ -114,7 +120,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
+.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -171,7 +177,7 @@ $(BUILD)/libfidx.a $(BUILD)/libfidx-core.a $(BUILD)/libfidx-store.a $(BUILD)/lib
 
 $(BUILD)/fidx: $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(INTERNAL_LIBS)
 	$(CC) $(BASE_CFLAGS) -o $@ $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(LINK_INTERNAL) \
-		$(ALL_LDLIBS)
+		$(ALL_LDLIBS) $(CURSES_LIBS)
 
 # A unit test sees the headers of its layer (the SQLite backend's tests, SQLite's too),
 # and the tests' own through -Itests (tests/store/fixture.h: "store/fixture.h").
@@ -322,6 +328,11 @@ bench-du: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
 	BUILD=$(BUILD) bench/du
+
+bench-browse: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
+	BUILD=$(BUILD) bench/browse
 
 bench-dupes: deps
 	@scripts/install-deps --bench

@@ -55,6 +55,8 @@ struct fidx_command {
 	X(dupes, "groups of files with identical content, largest waste first", 2, 2, \
 	  FIDX_CMD_CRYPTO) \
 	X(du, "disk usage per directory (apparent and allocated)", 2, 2, 0) \
+	X(browse, "walk a scan's tree on the terminal, as ncdu does (sizes, counts, duplicates)", \
+	  2, 2, FIDX_CMD_CRYPTO) \
 	X(stats, "totals by type and extension, size histogram, largest, oldest", 2, 2, 0) \
 	X(report, "one HTML page that shows a scan: treemap, duplicates, types, times, errors", \
 	  2, 2, FIDX_CMD_CRYPTO) \

@@ -65,7 +65,8 @@ struct fidx_tree {
 	struct fidx_tree_node *nodes;  /* nodes[top] is the path asked for */
 	uint32_t nnodes;
 	uint32_t top;
-	uint32_t *kids;                /* children, each node's contiguous, in load order */
+	uint32_t *kids;                /* children, each node's contiguous, in load order (a
+					  caller may sort a node's own in place: browse) */
 	int64_t scan;                  /* the scan read */
 	uint64_t dir_apparent;         /* the directories' own sizes, summed (a node's sums
 					  hold its subtree's) */
