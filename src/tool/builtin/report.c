@@ -585,6 +585,10 @@ static int put_errors(struct report *r)
 	uint64_t n = 0;
 	int rc;
 
+	if (r->t->nodes[r->t->top].errors == 0) {  /* the tree counted none: nothing to read */
+		fputs(",\"errors\":{\"list\":[],\"total\":0}", r->out);
+		return 0;
+	}
 	fidx_query_rows(q, FIDX_COLUMN(FIDX_COL_PATH) | FIDX_COLUMN(FIDX_COL_ERROR),
 			FIDX_ROWS_PATH, &rq);
 	rq.scans = &q->ids[r->k];
