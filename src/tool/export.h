@@ -46,7 +46,7 @@ struct export_ctx {
 	const struct fidx_query *q;   /* the database and the selected scans */
 	unsigned digests;             /* digests every selected scan computed
 					 (bits 1u << enum fidx_digest) */
-	bool excel_safe;              /* csv: --excel-safe */
+	bool excel_safe;              /* csv: the formula guard (the default; not --csv-raw) */
 	int argc;                     /* the command line, for the provenance */
 	char **argv;                  /*   lines of hashdeep and DFXML */
 	const char *db_arg;           /* the database as argv gives it (NULL: not there), */

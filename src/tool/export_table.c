@@ -15,12 +15,15 @@
  * quoted when it holds a comma, a double quote, CR or LF, its quotes
  * doubled.  A CSV file is bytes: a name that is not UTF-8 is written as
  * its raw bytes (a reader that wants text decodes with surrogateescape or
- * Latin-1).  --excel-safe defends a spreadsheet against formula injection
- * as OWASP advises: every text cell is quoted, and one that starts with
- * = + - @ TAB or CR gets a leading single quote, which Excel and LibreOffice
- * read as "this is text".  The guard touches only text fidx took from the
- * disk (path, name, ext, link_target, error); numbers and digests are
- * fidx's own.
+ * Latin-1).  By default (not with --csv-raw) the file defends a
+ * spreadsheet against formula injection as OWASP advises: every text cell is
+ * quoted, and one that starts with = + - @ TAB or CR gets a leading single
+ * quote, which Excel and LibreOffice read as "this is text".  A cell that
+ * starts with a quote gets one too, so that the guard can be undone
+ * exactly: a reader drops one leading quote from every text cell that
+ * starts with one.  The guard touches only text fidx took from the disk
+ * (path, name, ext, link_target, error); numbers and digests are fidx's
+ * own.
  *
  * JSONL writes paths with fidx_json_path(): a name that is not UTF-8 keeps
  * an escaped reading in "path" and its exact bytes in "path_base64".
@@ -72,7 +75,7 @@ int export_csv_begin(struct export_ctx *ctx)
 	return 0;
 }
 
-/* Writes text column c of row as a cell: quoted when it must be (always with --excel-safe). */
+/* Writes text column c of row as a cell: quoted when it must be (always when guarded). */
 static void csv_text(struct export_ctx *ctx, const struct fidx_row *row, enum fidx_col c)
 {
 	if (!fidx_row_has(row, c))
@@ -91,7 +94,7 @@ static void csv_text(struct export_ctx *ctx, const struct fidx_row *row, enum fi
 	}
 	putc_unlocked('"', ctx->out);
 	if (ctx->excel_safe && (*t == '=' || *t == '+' || *t == '-' || *t == '@' ||
-				*t == '\t' || *t == '\r'))
+				*t == '\t' || *t == '\r' || *t == '\''))
 		putc_unlocked('\'', ctx->out);
 	for (const char *q; (q = memchr(t, '"', len)); ) {
 		export_put(ctx->out, t, (size_t)(q - t) + 1);

@@ -71,7 +71,8 @@ HOSTILE = [b"plain.txt", b"sp ace", b"-dash", b"new\nline", b"back\\slash", b"cr
 	   b"endcr\r", b"inv\xff\xfe", b"sur\xed\xa0\x80", b"nonchar\xef\xbf\xbe",
 	   b"quo\"te,comma", b"pipe|name", b"pct%41", b"=formula", b"+plus", b"@at",
 	   b"amp&<lt>", b"ctl\x01x", b"tab\tname", b"\tlead-tab", b"\rlead-cr",
-	   b"\xc3\xbcn\xc3\xaf\xe2\x82\xac\xf0\x9f\x98\x80", b"back\\\nboth"]
+	   b"\xc3\xbcn\xc3\xaf\xe2\x82\xac\xf0\x9f\x98\x80", b"back\\\nboth",
+	   b"=cmd|' -C calc'!A0", b"'=quoted", b"'plain-quote"]
 
 CSV_HEADER = ["id", "scan_id", "path", "name", "ext", "type", "size", "blocks", "mode", "uid",
 	      "gid", "nlink", "dev", "ino", "atime_ns", "mtime_ns", "ctime_ns", "btime_ns",
@@ -485,7 +486,7 @@ def csv_cells(r, excel_safe):
 			out.append(v.hex())
 		elif c in TEXT_COLUMNS:
 			s = fsdec(v) if isinstance(v, bytes) else v
-			if excel_safe and s[:1] in ("=", "+", "-", "@", "\t", "\r"):
+			if excel_safe and s[:1] in ("=", "+", "-", "@", "\t", "\r", "'"):
 				s = "'" + s
 			out.append(s)
 		else:
@@ -494,10 +495,11 @@ def csv_cells(r, excel_safe):
 
 
 def check_csv(chk, db, rows):
-	"""The csv module reads back every cell; --excel-safe guards and quotes."""
-	for excel in (False, True):
-		label = "csv --excel-safe" if excel else "csv"
-		res = run_fidx("export", db, "--format", "csv", *(["--excel-safe"] if excel else []))
+	"""The csv module reads back every cell; guarded by default (and with --excel-safe), raw with
+	--csv-raw; the guard undone (one leading quote dropped) gives the recorded bytes."""
+	for args, excel in ((["--csv-raw"], False), ([], True), (["--excel-safe"], True)):
+		label = " ".join(["csv"] + args)
+		res = run_fidx("export", db, "--format", "csv", *args)
 		chk.ok("%s: exit 0, nothing on stderr" % label, res.rc == 0 and not res.err, repr(res))
 		chk.ok("%s: the header row, CRLF" % label,
 		       res.out.startswith(",".join(CSV_HEADER).encode() + b"\r\n"), lib.short(res.out))
@@ -516,9 +518,14 @@ def check_csv(chk, db, rows):
 			unq = [r["path"] for r in rows
 			       if b',"' + r["path"].replace(b'"', b'""') + b'",' not in res.out]
 			chk.ok("%s: every text cell quoted" % label, not unq, show_diff(unq))
-			guarded = sum(1 for r in rows if r["name"][:1] and r["name"][:1] in b"=+-@\t\r")
+			guarded = sum(1 for r in rows if r["name"][:1] and r["name"][:1] in b"=+-@\t\r'")
 			chk.ok("%s: the names to guard are there (the check can fail)" % label,
-			       guarded >= 6, guarded)
+			       guarded >= 9, guarded)
+			# The guard undone: one leading quote dropped from each text cell that has one.
+			col = CSV_HEADER.index("name")
+			undone = [c[1:] if c.startswith("'") else c for c in (rec[col] for rec in recs[1:])]
+			chk.eq("%s: one leading quote dropped, every name is its recorded bytes" % label,
+			       undone, [fsdec(r["name"]) for r in rows])
 
 
 def check_jsonl(chk, db, rows):
@@ -621,6 +628,9 @@ def check_usage(chk, top, db):
 		("no --format", [db], b"--format"),
 		("unknown format", [db, "--format", "xml"], b"xml"),
 		("--excel-safe without csv", [db, "--format", "jsonl", "--excel-safe"], b"csv"),
+		("--csv-raw without csv", [db, "--format", "body", "--csv-raw"], b"csv-raw"),
+		("--csv-raw with --excel-safe", [db, "--format", "csv", "--csv-raw", "--excel-safe"],
+		 b"together"),
 		("--json with --format csv", [db, "--json", "--format", "csv"], b"--json"),
 		("-0", [db, "--format", "csv", "-0"], b"-0"),
 		("two databases", [db, db, "--format", "csv"], None),

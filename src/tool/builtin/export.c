@@ -257,7 +257,7 @@ int cmd_export(int argc, char **argv, const struct fidx_command *cmd)
 	struct export_ctx ctx = {.out = stdout, .argc = argc, .argv = argv};
 	struct output o = {0};
 	const char *format = NULL;
-	bool quiet = false;
+	bool quiet = false, csv_raw = false, excel_safe_given = false;
 	struct fidx_option options[] = {
 		FIDX_OPT_STRING('f', "format", "FORMAT", &format,
 				"csv, jsonl, sha256sum, md5sum, sha1sum, sha512sum, hashdeep, body"
@@ -265,9 +265,12 @@ int cmd_export(int argc, char **argv, const struct fidx_command *cmd)
 		FIDX_OPT_STRING('o', "output", "FILE", &o.path,
 				"write to FILE, not stdout; FILE is replaced only once the export is"
 				" complete"),
-		FIDX_OPT_FLAG(0, "excel-safe", &ctx.excel_safe,
-			      "csv: quote every text cell, and put ' before one that starts with"
-			      " = + - @ TAB or CR (formula injection)"),
+		FIDX_OPT_FLAG(0, "csv-raw", &csv_raw,
+			      "csv: write every text cell as recorded, even one a spreadsheet would"
+			      " run as a formula (by default one that starts with = + - @ ' TAB or CR"
+			      " gets a leading ')"),
+		FIDX_OPT_FLAG(0, "excel-safe", &excel_safe_given,
+			      "csv: the default guard against formula injection (kept for scripts)"),
 		FIDX_OPT_DB(&qa),
 		FIDX_OPT_SCAN(&qa),
 		FIDX_OPT_HOST(&qa),
@@ -306,10 +309,18 @@ int cmd_export(int argc, char **argv, const struct fidx_command *cmd)
 			   " hashdeep, body or dfxml", fidx_quote(format));
 		return 2;
 	}
-	if (ctx.excel_safe && strcmp(fmt->name, "csv") != 0) {
-		fidx_error("--excel-safe is for --format csv, not %s", fmt->name);
+	if ((excel_safe_given || csv_raw) && strcmp(fmt->name, "csv") != 0) {
+		fidx_error("--%s is for --format csv, not %s", csv_raw ? "csv-raw" : "excel-safe",
+			   fmt->name);
 		return 2;
 	}
+	if (excel_safe_given && csv_raw) {
+		fidx_error("--excel-safe and --csv-raw cannot go together");
+		return 2;
+	}
+	/* A name is the attacker's text and a CSV file is opened in spreadsheets: guarded
+	 * unless asked (the man page says why). */
+	ctx.excel_safe = !csv_raw;
 	if (o.path && !*o.path) {
 		fidx_error("--output needs a file name");
 		return 2;
