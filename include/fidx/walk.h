@@ -115,7 +115,9 @@ struct fidx_walk_entry {
 	const char *link_target;  /* with FIDX_WALK_READ_LINKS: a symlink's target, else NULL */
 	int error;                /* 0, or the errno of what failed for this entry */
 	const char *error_op;     /* what failed, when error != 0: "stat", "readlink",
-				     "follow" (ELOOP: a link back to a directory above it),
+				     "follow" (ELOOP: a link back to a directory above it;
+				     EXDEV: a target outside the roots, not followed;
+				     ESTALE at "open dir": a followed link changed since),
 				     "open dir", "read dir", "walk" (ENOMEM), or "stopped"
 				     (ECANCELED: leave() of a directory the walk did not
 				     finish because it was stopped; not an error() call) */
@@ -131,8 +133,12 @@ enum fidx_walk_action {
 /* Flags of fidx_walk_opts.flags. */
 enum fidx_walk_flag {
 	FIDX_WALK_STAT = 1 << 0,       /* statx() every entry and pass it as entry.stx */
-	FIDX_WALK_FOLLOW = 1 << 1,     /* follow symlinks below the roots; a link to a
-					  directory above it is an ELOOP error, not entered */
+	FIDX_WALK_FOLLOW = 1 << 1,     /* follow symlinks below the roots while their targets
+					  lie inside the roots (checked on the object opened:
+					  a link to elsewhere is reported as itself, error
+					  EXDEV at "follow"); a link to a directory above it
+					  is an ELOOP error, not entered */
+	FIDX_WALK_FOLLOW_ANY = 1 << 4, /* with FIDX_WALK_FOLLOW: wherever the targets lie */
 	FIDX_WALK_XDEV = 1 << 2,       /* stay on each root's filesystem: a mount point is
 					  reported, not entered */
 	FIDX_WALK_READ_LINKS = 1 << 3, /* read every symlink's target into entry.link_target */

@@ -89,6 +89,9 @@ struct fidx_record {
  * rows and does them again.
  */
 #define FIDX_ERROR_NOT_READ "not read: scan interrupted"
+/* The error of a symlink --follow did not follow: its target lies outside the roots. */
+#define FIDX_ERROR_NOT_FOLLOWED "not followed: its target is outside the scanned roots" \
+	" (--follow-all follows it)"
 #define FIDX_ERROR_NOT_HASHED "not hashed: scan interrupted"
 
 

@@ -77,7 +77,7 @@ char *fidx_root_path(const char *path)
 }
 
 char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool follow,
-			     bool no_stat, enum fidx_io_mode io, bool drop_cache,
+			     bool follow_all, bool no_stat, enum fidx_io_mode io, bool drop_cache,
 			     const char *const *excludes, size_t nexcludes, const char *database)
 {
 	char *buf = NULL;
@@ -89,10 +89,12 @@ char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool fo
 	for (int d = 0, n = 0; d < FIDX_NDIGESTS; d++)
 		if (digests >> d & 1)
 			fprintf(f, "%s%s", n++ ? "," : "", fidx_digest_name((enum fidx_digest)d));
-	fprintf(f, "%s\",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,\"stat\":%s,\"io\":\"%s\","
-		"\"drop_cache\":%s,\"exclude\":[", digests ? "" : "none", jobs,
-		xdev ? "true" : "false", follow ? "true" : "false", no_stat ? "false" : "true",
-		fidx_io_mode_name(io), drop_cache ? "true" : "false");
+	fprintf(f, "%s\",\"jobs\":%u,\"xdev\":%s,\"follow\":%s,", digests ? "" : "none", jobs,
+		xdev ? "true" : "false", follow ? "true" : "false");
+	if (follow_all)  /* only when set: a scan of an older fidx lacks it, and means false */
+		fputs("\"follow_all\":true,", f);
+	fprintf(f, "\"stat\":%s,\"io\":\"%s\",\"drop_cache\":%s,\"exclude\":[",
+		no_stat ? "false" : "true", fidx_io_mode_name(io), drop_cache ? "true" : "false");
 	for (size_t i = 0; i < nexcludes; i++) {
 		if (i)
 			putc(',', f);

@@ -25,6 +25,7 @@ char *fidx_root_path(const char *path);
 /*
  * Returns the JSON object recorded in scan.options (docs/SCHEMA.md): the
  * digests of the mask (in enum order, "none" for 0), jobs, xdev, follow,
+ * follow_all (only when true),
  * stat (false with no_stat), io, drop_cache, the exclude patterns (bytes
  * that are not UTF-8 as \u00XX), and, when database is not NULL, the
  * database the scan writes (an absolute path), which the scan leaves out
@@ -32,7 +33,7 @@ char *fidx_root_path(const char *path);
  * ENOMEM.
  */
 char *fidx_scan_options_json(unsigned digests, unsigned jobs, bool xdev, bool follow,
-			     bool no_stat, enum fidx_io_mode io, bool drop_cache,
+			     bool follow_all, bool no_stat, enum fidx_io_mode io, bool drop_cache,
 			     const char *const *excludes, size_t nexcludes, const char *database);
 
 #endif /* FIDX_SCANARGS_H */

@@ -174,6 +174,8 @@ int fidx_scan_row_read_options(struct fidx_scan_row *row)
 			row->opt_xdev = yes;
 		else if (KEY("follow"))
 			row->opt_follow = yes;
+		else if (KEY("follow_all"))
+			row->opt_follow_all = yes;
 		else if (KEY("stat"))
 			row->opt_stat = yes;
 		else if ((KEY("hash") || KEY("database")) && *value == '"') {
@@ -237,6 +239,7 @@ int fidx_scan_shape_of(const struct fidx_scan_row *row, struct fidx_scan_shape *
 	memset(shape, 0, sizeof(*shape));
 	shape->xdev = row->opt_xdev > 0;
 	shape->follow = row->opt_follow > 0;
+	shape->follow_all = row->opt_follow_all > 0;
 	shape->no_stat = row->opt_stat == 0;
 	shape->image = row->opt_image;
 	if (fidx_scan_row_digests(row, &shape->digests) < 0 ||
@@ -251,6 +254,7 @@ int fidx_scan_shape_of(const struct fidx_scan_row *row, struct fidx_scan_shape *
 bool fidx_scan_shape_eq(const struct fidx_scan_shape *a, const struct fidx_scan_shape *b)
 {
 	if (a->digests != b->digests || a->xdev != b->xdev || a->follow != b->follow ||
+	    a->follow_all != b->follow_all ||
 	    a->no_stat != b->no_stat || a->image != b->image || a->nexcludes != b->nexcludes)
 		return false;
 	for (size_t i = 0; i < a->nexcludes; i++)

@@ -74,6 +74,7 @@ struct fidx_scan_row {
 	 * are not a JSON object or lack it): */
 	char *opt_hash;                /* "hash": the digest list, "sha256,md5" or "none" */
 	int opt_xdev, opt_follow;      /* "xdev", "follow": 1 true, 0 false or absent */
+	int opt_follow_all;            /* "follow_all": 1 true, 0 false or absent */
 	int opt_stat;                  /* "stat": 1, 0 (made with --no-stat), -1 absent */
 	char *opt_exclude;             /* "exclude": the JSON array, as text */
 	char *opt_database;            /* "database": the database the scan wrote */
@@ -121,7 +122,7 @@ static inline bool fidx_scan_row_no_stat(const struct fidx_scan_row *row)
 /* The options that shape a scan's content, as a scan that continues or repeats it needs them. */
 struct fidx_scan_shape {
 	unsigned digests;    /* 1u << enum fidx_digest */
-	bool xdev, follow, no_stat;
+	bool xdev, follow, follow_all, no_stat;
 	bool image;          /* a disk image read (--image), not a walk */
 	char **excludes;     /* its --exclude patterns (bytes), NULL-terminated */
 	size_t nexcludes;

@@ -91,7 +91,8 @@ void fidx_source_free(struct fidx_source *src);
 /* The live filesystem's walk (fidx/walk.h) as a source. */
 struct fidx_walk_source_opts {
 	bool xdev;                    /* stay on each root's filesystem */
-	bool follow;                  /* follow symlinks */
+	bool follow;                  /* follow symlinks whose targets lie inside the roots */
+	bool follow_all;              /* ... and those that lead anywhere (--follow-all) */
 	bool no_stat;                 /* names, types and link targets only: no stat */
 	const char *const *excludes;  /* NULL-terminated glob list, or NULL (fidx_walk_opts) */
 };

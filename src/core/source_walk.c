@@ -120,6 +120,9 @@ static struct fidx_record *record_of(const struct fidx_walk_entry *e)
 	if (e->error == ECANCELED && strcmp(e->error_op, "stopped") == 0) {
 		if (fidx_record_set_error(rec, FIDX_ERROR_NOT_READ, 0) < 0)
 			goto fail;
+	} else if (e->error == EXDEV && strcmp(e->error_op, "follow") == 0) {
+		if (fidx_record_set_error(rec, FIDX_ERROR_NOT_FOLLOWED, 0) < 0)
+			goto fail;
 	} else if (e->error && fidx_record_set_error(rec, e->error_op, e->error) < 0) {
 		goto fail;
 	}
@@ -286,6 +289,7 @@ static int walk_run(struct fidx_source *base, const struct fidx_source_run *run,
 		.threads = run->threads,
 		.flags = FIDX_WALK_READ_LINKS | (src->opts.no_stat ? 0 : FIDX_WALK_STAT) |
 			 (src->opts.follow ? FIDX_WALK_FOLLOW : 0) |
+			 (src->opts.follow_all ? FIDX_WALK_FOLLOW_ANY : 0) |
 			 (src->opts.xdev ? FIDX_WALK_XDEV : 0),
 		.exclude = src->opts.excludes, .entry = on_entry, .leave = on_leave,
 		.thread_start = walker_start, .thread_end = walker_end, .arg = &r,

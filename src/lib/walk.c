@@ -61,6 +61,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,6 +121,10 @@ struct walk {
 	unsigned fd_budget;       /* at most this many cached */
 	atomic_uint_fast64_t next_id; /* for dir_node.id */
 	bool stopped;             /* a callback said stop, or cancel was seen */
+	/* FIDX_WALK_FOLLOW without FIDX_WALK_FOLLOW_ANY: where each root really is (its path
+	 * with every link resolved, as the kernel names the open root), NULL when unknown. */
+	char **root_real;
+	size_t nroots;
 };
 
 /*
@@ -587,6 +592,66 @@ static void push_born_locked(struct walker *t, struct dir_node *parent)
 }
 
 /*
+ * Sets buf (size bytes) to the path the kernel gives the object open as fd
+ * (/proc/self/fd: every link resolved, whatever happens to the names since).
+ * Returns its length, or -1 when it cannot be told (no /proc, a path too
+ * long for buf, an object outside this process's root).
+ */
+static ssize_t real_path_of(int fd, char *buf, size_t size)
+{
+	char proc[32];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, buf, size);
+	if (n < 0 || (size_t)n >= size || buf[0] != '/')
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Whether the object open as fd lies at or below one of the roots (its real
+ * path at or below a root's real path).  False when that cannot be told.
+ */
+static bool inside_roots(const struct walk *w, int fd)
+{
+	char real[PATH_MAX + 1];  /* (not the walker's link buffer: it may hold the target read) */
+	ssize_t n = real_path_of(fd, real, sizeof(real));
+	for (size_t r = 0; n >= 0 && r < w->nroots; r++) {
+		const char *root = w->root_real[r];
+		size_t len = root ? strlen(root) : 0;
+		if (root && (len == 1 || ((size_t)n >= len && memcmp(real, root, len) == 0 &&
+					  (real[len] == '/' || real[len] == '\0'))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Stats the target of the symlink (dfd, name) into *target, following it
+ * when it may be followed: anywhere with FIDX_WALK_FOLLOW_ANY, else only
+ * when the target lies inside the roots (checked on the object opened, so
+ * that a link changed meanwhile cannot send the walk elsewhere).  Returns
+ * 0 (followed), or -1 with errno set: EXDEV for a target outside the roots,
+ * else what opening or stat'ing it failed with.
+ */
+static int follow_link(struct walker *t, int dfd, const char *name, unsigned mask,
+		       struct statx *target)
+{
+	int fd = openat(dfd, name, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int ret = statx(fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, mask, target);
+	int saved = errno;
+	if (ret == 0 && !(t->walk->opts->flags & FIDX_WALK_FOLLOW_ANY) && !inside_roots(t->walk, fd)) {
+		ret = -1;
+		saved = EXDEV;
+	}
+	close(fd);
+	errno = saved;
+	return ret;
+}
+
+/*
  * Handles one entry of a listing: stats it if needed, reports it, and pushes
  * a node for a directory to enter.  t->path.s holds its full path.
  */
@@ -622,10 +687,14 @@ static void visit_entry(struct walker *t, struct dir_node *dir, int dfd, const c
 			e.error_op = "readlink";
 		}
 		struct statx target;
-		if (follow && statx(dfd, name, AT_NO_AUTOMOUNT, mask, &target) == 0) {
+		if (follow && follow_link(t, dfd, name, mask, &target) == 0) {
 			stx = target;
 			e.followed = true;
 			e.d_type = IFTODT(stx.stx_mode);
+		} else if (follow && errno == EXDEV && !e.error) {
+			/* Outside the roots: the link itself, said not followed. */
+			e.error = EXDEV;
+			e.error_op = "follow";
 		} else if (follow && errno != ENOENT && !e.error) {
 			/* A loop of links, or an unreachable target: report the link itself. */
 			e.error = errno;
@@ -677,6 +746,16 @@ static int open_node(struct walk *w, struct dir_node *node, const char *path, in
 			  : fidx_open_long(name, flags | O_NOATIME);
 	if (fd < 0 && errno == EPERM)
 		fd = pfd >= 0 ? openat(pfd, name, flags) : fidx_open_long(name, flags);
+	/* A followed link opened again: it must still lead to the directory checked. */
+	struct stat st;
+	if (fd >= 0 && node->followed && node->stx.stx_ino &&
+	    (fstat(fd, &st) < 0 || st.st_ino != node->stx.stx_ino ||
+	     major(st.st_dev) != node->stx.stx_dev_major ||
+	     minor(st.st_dev) != node->stx.stx_dev_minor)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
 	int saved = errno;
 	taken_from_parent(w, node, pfd);
 	/* No lock: until node has children, no other thread looks at these. */
@@ -1051,6 +1130,22 @@ int fidx_walk(const char *const *roots, size_t nroots, const struct fidx_walk_op
 	pthread_mutexattr_destroy(&attr);
 	pthread_cond_init(&w.wake, NULL);
 
+	/* Where each root really is, for following links only inside them. */
+	if ((opts->flags & FIDX_WALK_FOLLOW) && !(opts->flags & FIDX_WALK_FOLLOW_ANY)) {
+		if (!(w.root_real = calloc(nroots ? nroots : 1, sizeof(*w.root_real))))
+			goto out;
+		w.nroots = nroots;
+		for (size_t r = 0; r < nroots; r++) {
+			int fd = fidx_open_long(roots[r], O_PATH);
+			if (fd >= 0 && real_path_of(fd, ts[0].link, PATH_MAX + 1) >= 0 &&
+			    !(w.root_real[r] = strdup(ts[0].link))) {
+				close(fd);
+				goto out;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	/* Thread 0 is this thread: it reports the roots, then walks with the others. */
 	if (opts->thread_start)
 		ts[0].ctx = opts->thread_start(opts->arg);
@@ -1089,6 +1184,9 @@ out:
 	}
 	free(ts);
 	free(tids);
+	for (size_t r = 0; r < w.nroots; r++)
+		free(w.root_real[r]);
+	free(w.root_real);
 	if (ret < 0)
 		errno = ENOMEM; /* after the cleanup, which may change errno */
 	return ret;

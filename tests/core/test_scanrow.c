@@ -35,7 +35,7 @@ static void test_round_trip(void **state)
 {
 	(void)state;
 	const char *excludes[] = {"*.tmp", "a\"b\\c", "\xff\x01 name"};
-	char *json = fidx_scan_options_json(1u << FIDX_SHA256 | 1u << FIDX_MD5, 4, true, false,
+	char *json = fidx_scan_options_json(1u << FIDX_SHA256 | 1u << FIDX_MD5, 4, true, false, false,
 					    true, FIDX_IO_SSD, false, excludes, 3, "/cases/x.db");
 	assert_non_null(json);
 	struct fidx_scan_row row = read_options(json);
@@ -55,6 +55,23 @@ static void test_round_trip(void **state)
 		assert_string_equal(shape.excludes[i], excludes[i]);
 	assert_true(shape.xdev && shape.no_stat && !shape.follow);
 	fidx_scan_shape_free(&shape);
+	fidx_scan_row_free(&row);
+	free(json);
+
+	/* --follow-all comes back, and makes another shape than --follow's. */
+	json = fidx_scan_options_json(0, 1, false, true, true, false, FIDX_IO_SSD, false, NULL, 0,
+				      NULL);
+	assert_non_null(json);
+	row = read_options(json);
+	assert_int_equal(row.opt_follow, 1);
+	assert_int_equal(row.opt_follow_all, 1);
+	struct fidx_scan_shape all = {0}, inside = {0};
+	assert_int_equal(fidx_scan_shape_of(&row, &all, &err), 0);
+	assert_true(all.follow && all.follow_all);
+	inside = all;
+	inside.follow_all = false;
+	assert_false(fidx_scan_shape_eq(&all, &inside));
+	fidx_scan_shape_free(&all);
 	fidx_scan_row_free(&row);
 	free(json);
 }

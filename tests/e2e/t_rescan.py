@@ -547,12 +547,13 @@ def check_own_database(chk, top):
 	       (res.rc, res.out), (1, b"added   +++++++++++++++ " + root + b"/new\n"))
 	chk.eq("database inside the tree: integrity_check", lib.integrity(db), "ok")
 
-	# Reached through a link (--follow: by inode) and with --no-stat (by path).
+	# Reached through a link (--follow-all, the database being outside the tree: by inode)
+	# and with --no-stat (by path).
 	other = top + b"/elsewhere.db"
 	os.symlink(other, root + b"/link-to-db")
-	res = run_fidx("scan", "-q", "--follow", "--db", other, root)
+	res = run_fidx("scan", "-q", "--follow-all", "--db", other, root)
 	got, _ = lib.db_rows(other, 1)
-	chk.ok("--follow: the database reached through a link is left out",
+	chk.ok("--follow-all: the database reached through a link is left out",
 	       res.rc == 0 and root + b"/link-to-db" not in got and root + b"/a" in got,
 	       "rc=%d %s" % (res.rc, lib.short(sorted(got))))
 	res = run_fidx("scan", "-q", "--no-stat", ".", cwd=root)

@@ -1468,15 +1468,16 @@ static void followed_loop(struct wants *ws, const struct tree *t, const char *re
 /*
  * Symlinks: by default reported as links, never entered; FIDX_WALK_READ_LINKS
  * gives their targets byte-exact; FIDX_WALK_FOLLOW enters a link to a
- * directory (inside or outside the root) under the link's path, reports a
- * link to an ancestor as ELOOP "follow" without entering it, a dangling link
- * as itself, a link loop as ELOOP.
+ * directory inside the root under the link's path and reports a link to
+ * one outside as itself with EXDEV "follow" (with FIDX_WALK_FOLLOW_ANY it
+ * enters that one too), reports a link to an ancestor as ELOOP "follow"
+ * without entering it, a dangling link as itself, a link loop as ELOOP.
  */
 static void test_symlinks(void **state)
 {
 	(void)state;
 	struct tree t, out;
-	struct wants plain = {0}, follow = {0};
+	struct wants plain = {0}, follow = {0}, inside = {0};
 	char *long_target;
 	tree_new(&t, tmp_parent());
 	tree_new(&out, tmp_parent());
@@ -1488,6 +1489,20 @@ static void test_symlinks(void **state)
 	want_add(&follow, 0, 2, DT_REG, "%s/ldir/f", t.base);
 	want_add(&follow, 0, 2, DT_DIR, "%s/ldir/inner", t.base);
 	want_add(&follow, 0, 3, DT_REG, "%s/ldir/inner/g", t.base);
+	/* FIDX_WALK_FOLLOW alone: the same, but the link to the tree outside is itself. */
+	wants_copy(&inside, &follow);
+	struct want *o = want_at(&inside, "%s/out", t.base);
+	o->error = EXDEV;
+	o->op = "follow";
+	followed_loop(&inside, &t, "up/loop");
+	followed_loop(&inside, &t, "a/b/up2");
+	followed_loop(&inside, &t, "a/b/selfl");
+	for (int i = 1; i <= 2; i++) {
+		struct want *x = want_at(&inside, "%s/loop%d", t.base, i);
+		x->error = ELOOP;
+		x->op = "stat";
+		x->any_stx = true;
+	}
 	followed(&follow, &t, "out", DT_DIR);
 	want_add(&follow, 0, 2, DT_REG, "%s/out/o1", t.base);
 	want_add(&follow, 0, 2, DT_DIR, "%s/out/osub", t.base);
@@ -1511,13 +1526,16 @@ static void test_symlinks(void **state)
 	for (unsigned threads = 1; threads <= 4; threads += 3) {
 		for (size_t f = 0; f < 4; f++) {
 			CHECK_EQ(walk_and_check(t.base, &plain, threads, plain_flags[f], NULL), 0);
-			CHECK_EQ(walk_and_check(t.base, &follow, threads,
+			CHECK_EQ(walk_and_check(t.base, &inside, threads,
 						plain_flags[f] | FIDX_WALK_FOLLOW, NULL), 0);
+			CHECK_EQ(walk_and_check(t.base, &follow, threads, plain_flags[f] |
+						FIDX_WALK_FOLLOW | FIDX_WALK_FOLLOW_ANY, NULL), 0);
 		}
 	}
 	free(long_target);
 	wants_free(&plain);
 	wants_free(&follow);
+	wants_free(&inside);
 	tree_free(&t);
 	tree_free(&out);
 }

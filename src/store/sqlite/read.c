@@ -729,7 +729,7 @@ static const char *const scan_names[FIDX_NSCAN_COLUMNS] = {
 
 /* The columns after the scan columns: the options read out of scan.options; then how many. */
 enum { OPT_HASH = FIDX_NSCAN_COLUMNS, OPT_XDEV, OPT_FOLLOW, OPT_STAT, OPT_EXCLUDE,
-       OPT_DATABASE, OPT_IMAGE, SCAN_SELECTED };
+       OPT_DATABASE, OPT_IMAGE, OPT_FOLLOW_ALL, SCAN_SELECTED };
 
 /*
  * Reads the scan row s is on into *row, with its damage told.  Returns 0,
@@ -770,6 +770,7 @@ static int read_scan(sqlite3_stmt *s, struct fidx_scan_row *row, struct fidx_err
 	ok &= take_text(s, OPT_HASH, &row->opt_hash, false, type[OPT_HASH]);
 	row->opt_xdev = sqlite3_column_int(s, OPT_XDEV) != 0;
 	row->opt_follow = sqlite3_column_int(s, OPT_FOLLOW) != 0;
+	row->opt_follow_all = sqlite3_column_int(s, OPT_FOLLOW_ALL) != 0;
 	row->opt_stat = type[OPT_STAT] == SQLITE_NULL ? -1
 			: sqlite3_column_int(s, OPT_STAT) != 0;
 	ok &= take_text(s, OPT_EXCLUDE, &row->opt_exclude, false, type[OPT_EXCLUDE]);
@@ -802,10 +803,11 @@ int sqlite_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 					there ? scan_names[c] : "NULL");
 	}
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ", %s, %s, %s, %s, %s, %s,"
-				" coalesce(%s = 'object', 0) FROM scan",
+				" coalesce(%s = 'object', 0), %s FROM scan",
 				OPTION("$.hash"), OPTION("$.xdev"), OPTION("$.follow"),
 				OPTION("$.stat"), OPTION("$.exclude"), OPTION("$.database"),
-				"CASE WHEN json_valid(options) THEN json_type(options, '$.image') END");
+				"CASE WHEN json_valid(options) THEN json_type(options, '$.image') END",
+				OPTION("$.follow_all"));
 	if (f->id)
 		wlen += (size_t)snprintf(where + wlen, sizeof(where) - wlen, " AND id = ?1");
 	if (f->root)

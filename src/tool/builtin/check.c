@@ -233,6 +233,7 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 	/* The database the live scan goes into (the scratch one unless --update):
 	 * diff leaves out the times it moves in its folder. */
 	if (!(json = fidx_scan_options_json(shape->digests, a->jobs, shape->xdev, shape->follow,
+					    shape->follow_all,
 					    shape->no_stat, io, false,
 					    (const char *const *)shape->excludes, shape->nexcludes,
 					    fidx_store_files(st)[0]))) {
@@ -240,7 +241,8 @@ static int scan_live(struct fidx_store *st, struct fidx_reuse *reuse,
 		goto out;
 	}
 	struct fidx_walk_source_opts walk = {
-		.xdev = shape->xdev, .follow = shape->follow, .no_stat = shape->no_stat,
+		.xdev = shape->xdev, .follow = shape->follow, .follow_all = shape->follow_all,
+		.no_stat = shape->no_stat,
 		.excludes = (const char *const *)shape->excludes,
 	};
 	/* A disk image's baseline is checked by reading the image again, as it was read. */

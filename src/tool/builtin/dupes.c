@@ -194,7 +194,7 @@ static int scan_paths(char **args, size_t nargs, struct fidx_store *st, bool scr
 		roots[nroots] = NULL;
 	}
 	/* The database is never scanned (scan.c leaves its files out); a kept one is named. */
-	if (!(json = fidx_scan_options_json(0, jobs, false, false, false,
+	if (!(json = fidx_scan_options_json(0, jobs, false, false, false, false,
 					    io == FIDX_IO_HDD ? FIDX_IO_HDD : FIDX_IO_SSD, false,
 					    NULL, 0, scratch ? NULL : fidx_store_files(st)[0]))) {
 		fidx_error("out of memory");

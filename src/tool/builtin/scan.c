@@ -395,7 +395,7 @@ static int take_exclude(const char *glob, void *arg)
 struct scan_args {
 	const char *db, *hash;
 	unsigned jobs;
-	bool xdev, follow, no_stat, quiet, force_progress, drop_cache, rehash, resume;
+	bool xdev, follow, follow_all, no_stat, quiet, force_progress, drop_cache, rehash, resume;
 	bool list_errors, interactive, version, image;
 	const char *spool;       /* --spool FILE */
 	const char *image_hash;  /* --image-hash LIST */
@@ -447,7 +447,12 @@ static int parse_args(int argc, char **argv, struct scan_args *a)
 			      "leave out matching entries (repeatable); a GLOB with '/' matches the"
 			      " path below the root, one without matches the name"),
 		FIDX_OPT_FLAG(0, "follow", &a->follow,
-			      "follow symlinks (loops are detected and recorded as errors)"),
+			      "follow symlinks whose targets lie inside the PATHs (a link to elsewhere"
+			      " is recorded as a link, with an error that says so; loops are"
+			      " recorded as errors)"),
+		FIDX_OPT_FLAG(0, "follow-all", &a->follow_all,
+			      "follow symlinks wherever they lead, outside the PATHs too (never on"
+			      " an untrusted tree: a planted link reads any file of this machine)"),
 		FIDX_OPT_FLAG(0, "no-stat", &a->no_stat,
 			      "record paths and types only, from the directory listings: no metadata"
 			      " and no digests (implies --hash none); the fastest inventory"),
@@ -488,7 +493,7 @@ struct scan_job {
 	unsigned image_digests;    /* --image: the digests of each image's own data */
 	char **root_options;       /* --image: each root's options, with what the image is */
 	enum fidx_io_mode io;
-	bool xdev, follow, no_stat, show_progress;
+	bool xdev, follow, follow_all, no_stat, show_progress;
 	char **roots;              /* absolute, each once */
 	size_t nroots;
 	char *resume_root;         /* --resume without PATH: the newest scan's root */
@@ -505,7 +510,8 @@ static int settle(struct scan_job *j, int first, int argc)
 	const struct scan_args *a = &j->a;
 	bool hash_given = a->hash != NULL;
 	/* The options --resume takes from the scan it continues. */
-	bool shape_given = hash_given || a->xdev || a->follow || a->no_stat || a->nexcludes;
+	bool shape_given = hash_given || a->xdev || a->follow || a->follow_all || a->no_stat ||
+			   a->nexcludes;
 	j->hash = a->hash ? a->hash : "sha256";
 	/* The interactive flow is GDBack's point-and-go: MD5 too, for its `data` view. */
 	if (a->interactive && !hash_given)
@@ -525,15 +531,17 @@ static int settle(struct scan_job *j, int first, int argc)
 	}
 	if (a->resume && (shape_given || a->interactive)) {
 		fidx_error("--resume continues a scan with the options it was made with: drop %s",
-			   a->interactive ? "-i" : "--hash, --xdev, --follow, --no-stat and --exclude");
+			   a->interactive ? "-i"
+			   : "--hash, --xdev, --follow, --follow-all, --no-stat and --exclude");
 		return -1;
 	}
-	if (a->image && (a->xdev || a->follow || a->no_stat || a->nexcludes || a->resume ||
+	if (a->image && (a->xdev || a->follow || a->follow_all || a->no_stat || a->nexcludes ||
+			 a->resume ||
 			 a->interactive || a->drop_cache)) {
 		fidx_error("--image reads disk images whole: drop %s",
 			   a->resume ? "--resume (scan the image again)"
 			   : a->interactive ? "-i"
-			   : "--xdev, --follow, --no-stat, --exclude and --drop-cache");
+			   : "--xdev, --follow, --follow-all, --no-stat, --exclude and --drop-cache");
 		return -1;
 	}
 	j->image_digests = j->digests;
@@ -682,7 +690,8 @@ static int run_scan(struct scan_job *j, struct fidx_store *st, const struct plan
 		    struct fidx_scan_result *result)
 {
 	struct fidx_walk_source_opts walk = {
-		.xdev = j->xdev, .follow = j->follow, .no_stat = j->no_stat,
+		.xdev = j->xdev, .follow = j->follow, .follow_all = j->follow_all,
+		.no_stat = j->no_stat,
 		.excludes = j->a.excludes,
 	};
 	struct fidx_progress_counters counters = {0};
@@ -693,7 +702,8 @@ static int run_scan(struct scan_job *j, struct fidx_store *st, const struct plan
 
 	/* The database is never scanned (the source leaves its files out): the row says
 	 * where it was. */
-	if (!(json = fidx_scan_options_json(j->digests, j->jobs, j->xdev, j->follow, j->no_stat,
+	if (!(json = fidx_scan_options_json(j->digests, j->jobs, j->xdev, j->follow,
+					    j->follow_all, j->no_stat,
 					    j->io, j->a.drop_cache, j->a.excludes, j->a.nexcludes,
 					    fidx_store_files(st)[0]))) {
 		fidx_error("cannot scan into '%s': %s", fidx_quote(j->shown), strerror(ENOMEM));
@@ -704,6 +714,7 @@ static int run_scan(struct scan_job *j, struct fidx_store *st, const struct plan
 		j->digests = plan->shape.digests;
 		walk = (struct fidx_walk_source_opts){
 			.xdev = plan->shape.xdev, .follow = plan->shape.follow,
+			.follow_all = plan->shape.follow_all,
 			.no_stat = plan->shape.no_stat,
 			.excludes = (const char *const *)plan->shape.excludes,
 		};
@@ -837,7 +848,8 @@ int cmd_scan(int argc, char **argv, const struct fidx_command *cmd)
 	j.db = fidx_db_name(j.a.db);
 	j.origin = fidx_db_origin(j.db);
 	j.xdev = j.a.xdev;
-	j.follow = j.a.follow;
+	j.follow = j.a.follow || j.a.follow_all;
+	j.follow_all = j.a.follow_all;
 	j.no_stat = j.a.no_stat;
 	j.jobs = j.a.jobs;
 	j.io = j.a.io;
