@@ -120,7 +120,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
+.PHONY: all deps browser-deps torture run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -235,6 +235,15 @@ E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; ech
 e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times build/e2e-times.json \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
+
+# The crash-consistency torture at length: writers SIGKILLed at random moments (make check
+# runs the same script briefly, tests/e2e/t_torture.py).
+TORTURE_KILLS ?= 400
+TORTURE_SECONDS ?= 1800
+torture: $(BUILD)/fidx $(BUILD)/tests/race-shim.so
+	FIDX_TORTURE_KILLS=$(TORTURE_KILLS) FIDX_TORTURE_SECONDS=$(TORTURE_SECONDS) \
+		$(PYTHON) tests/e2e/run -j 1 --fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so \
+		t_torture
 
 # The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
 # version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a
