@@ -285,3 +285,27 @@ char *fidx_query_abspath(const char *arg)
 	buf[o] = '\0';
 	return buf;
 }
+
+int fidx_query_db_path_args(int argc, char **argv, int first, const char *command,
+			    struct fidx_query_args *a, char **path)
+{
+	const char *arg = NULL;
+	int nargs = argc - first;
+	*path = NULL;
+	if (nargs == 2 && !a->db) {
+		a->db = argv[first];
+		arg = argv[first + 1];
+	} else if (nargs == 1) {
+		if (!fidx_query_db_arg(argv[first], a))
+			arg = argv[first];
+	} else if (nargs > 0) {
+		fidx_error("unexpected argument '%s' (see 'fidx %s --help')",
+			   fidx_quote(argv[argc - 1]), command);
+		return -1;
+	}
+	if (arg && !(*path = fidx_query_abspath(arg))) {
+		fidx_error("cannot use path '%s': %s", fidx_quote(arg), strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -113,6 +113,17 @@ uint64_t fidx_query_count(const struct fidx_query *q, bool files);
 int fidx_query_close(struct fidx_query *q);
 
 /*
+ * Takes the arguments argv[first..argc) of a command that reads [DB] [PATH]
+ * (du, browse, report): two are DB and PATH (DB unless --db named it), one
+ * is DB when it is a SQLite file (fidx_query_db_arg()) and PATH otherwise.
+ * Sets *path to PATH made absolute (fidx_query_abspath(), malloc'd) or NULL
+ * when none.  Returns 0, or -1 after printing why (an argument too many, a
+ * path that cannot be made absolute).
+ */
+int fidx_query_db_path_args(int argc, char **argv, int first, const char *command,
+			    struct fidx_query_args *a, char **path);
+
+/*
  * Returns a PATH argument as an absolute path without '.', '..' (resolved by
  * name, not on the disk: the tree may be gone), empty components or a
  * trailing '/'; a relative one is taken from the working directory.  NULL

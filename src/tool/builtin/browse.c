@@ -908,32 +908,17 @@ int cmd_browse(int argc, char **argv, const struct fidx_command *cmd)
 		FIDX_OPT_END,
 	};
 	char *path = NULL;
-	const char *path_arg = NULL;
 	int status = 2;
 
 	(void)cmd;
 	int first = fidx_parse_options(argc, argv, options, &browse_help);
 	if (first <= 0)
 		return first == FIDX_PARSE_HELP ? 0 : 2;
-	int nargs = argc - first;
-	if (nargs == 2 && !qa.db) {
-		qa.db = argv[first];
-		path_arg = argv[first + 1];
-	} else if (nargs == 1) {
-		if (!fidx_query_db_arg(argv[first], &qa))
-			path_arg = argv[first];
-	} else if (nargs > 0) {
-		fidx_error("unexpected argument '%s' (see 'fidx browse --help')",
-			   fidx_quote(argv[argc - 1]));
+	if (fidx_query_db_path_args(argc, argv, first, "browse", &qa, &path) < 0)
 		return 2;
-	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fidx_error("browse needs a terminal: its %s not one ('fidx du' prints sizes for"
 			   " a program)", !isatty(STDIN_FILENO) ? "stdin is" : "stdout is");
-		return 2;
-	}
-	if (path_arg && !(path = fidx_query_abspath(path_arg))) {
-		fidx_error("cannot use path '%s': %s", fidx_quote(path_arg), strerror(errno));
 		return 2;
 	}
 

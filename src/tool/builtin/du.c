@@ -546,7 +546,6 @@ int cmd_du(int argc, char **argv, const struct fidx_command *cmd)
 	};
 	struct fidx_query *q = NULL;
 	char *path = NULL;
-	const char *path_arg = NULL;
 	int status = 2;
 
 	(void)cmd;
@@ -555,22 +554,8 @@ int cmd_du(int argc, char **argv, const struct fidx_command *cmd)
 		return first == FIDX_PARSE_HELP ? 0 : 2;
 	d.json = qa.json;
 	d.nul = qa.nul;
-	int nargs = argc - first;
-	if (nargs == 2 && !qa.db) {
-		qa.db = argv[first];
-		path_arg = argv[first + 1];
-	} else if (nargs == 1) {
-		if (!fidx_query_db_arg(argv[first], &qa))
-			path_arg = argv[first];
-	} else if (nargs > 0) {
-		fidx_error("unexpected argument '%s' (see 'fidx du --help')",
-			   fidx_quote(argv[argc - 1]));
+	if (fidx_query_db_path_args(argc, argv, first, "du", &qa, &path) < 0)
 		return 2;
-	}
-	if (path_arg && !(path = fidx_query_abspath(path_arg))) {
-		fidx_error("cannot use path '%s': %s", fidx_quote(path_arg), strerror(errno));
-		return 2;
-	}
 
 	if (!(q = fidx_query_open(&qa, NULL)) || fidx_space_check_scans(q) < 0)
 		goto out;
