@@ -283,7 +283,7 @@ pg: $(BUILD)/tests/store/test_store $(BUILD)/tests/store/test_seal
 # tests/fuzz/corpus/NAME/.  The libraries and commands are built by clang into build/fuzz with
 # coverage (fuzzer-no-link) and ASan+UBSan; each target links them, the commands, and main.c
 # renamed fidx_main() (the query commands run in-process, as the binary runs them).
-FUZZ_BUILD    := build/fuzz
+FUZZ_BUILD    ?= build/fuzz
 FUZZ_CC       ?= clang
 FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # fidx is C17 with GNU extensions; clang names one of them (a struct ending in a flexible array
