@@ -23,6 +23,11 @@
 #                        warm and cold
 #   make bench-fleet     fidx on PostgreSQL: ingest (scan, push) against export | psql \copy,
 #                        COPY text against binary, a simulated fleet's pushes and questions
+#   make fuzz [FUZZ_SECONDS=60]
+#                        every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan) for
+#                        FUZZ_SECONDS each, one after the other, growing its corpus
+#                        (docs/TESTING.md); make fuzz-check (part of make check) runs each
+#                        over its kept corpus and for FUZZ_CHECK_SECONDS more
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc,
 #                        fidx-pg-setup and the PostgreSQL schema it runs
@@ -120,7 +125,8 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps torture run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
+.PHONY: all deps browser-deps torture run check unit e2e library layers pg fuzz fuzz-build fuzz-check \
+	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -281,6 +287,74 @@ pg: $(BUILD)/tests/store/test_store $(BUILD)/tests/store/test_seal
 	tests/pg/with-server env FIDX_TEST_STORE=postgresql $(BUILD)/tests/store/test_store
 	tests/pg/with-server env FIDX_TEST_STORE=postgresql $(BUILD)/tests/store/test_seal
 
+# Fuzzing (docs/TESTING.md): tests/fuzz/fuzz_NAME.c (tests/fuzz/sqlite/fuzz_NAME.c when it
+# reads a database with SQLite itself) is a libFuzzer target over its kept corpus,
+# tests/fuzz/corpus/NAME/.  The libraries and commands are built by clang into build/fuzz with
+# coverage (fuzzer-no-link) and ASan+UBSan; each target links them, the commands, and main.c
+# renamed fidx_main() (the query commands run in-process, as the binary runs them).
+FUZZ_BUILD    ?= build/fuzz
+FUZZ_CC       ?= clang
+FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# fidx is C17 with GNU extensions; clang names one of them (a struct ending in a flexible array
+# inside another, dedupe.c's FIDEDUPERANGE request) in -Wall.
+FUZZ_WARN     := -Wno-gnu-variable-sized-type-not-at-end
+FUZZ_SRCS     := $(sort $(wildcard tests/fuzz/fuzz_*.c tests/fuzz/sqlite/fuzz_*.c))
+FUZZ_NAMES    := $(patsubst fuzz_%.c,%,$(notdir $(FUZZ_SRCS)))
+FUZZ_BINS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FUZZ_SRCS))
+FUZZ_SECONDS  ?= 60
+FUZZ_CHECK_SECONDS ?= 3
+# What every run gets: no input over 64 KiB (a database of 16 pages), a hang after 10 s, the
+# messages of fidx itself (stdout, stderr) out of the log; libFuzzer and the sanitizers still
+# write theirs.
+FUZZ_FLAGS    ?= -max_len=65536 -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3
+# The shell's $$bin: the target of name $$n.
+FUZZ_BIN      = bin=$(FUZZ_BUILD)/tests/fuzz/fuzz_$$n; \
+		[ -x $$bin ] || bin=$(FUZZ_BUILD)/tests/fuzz/sqlite/fuzz_$$n
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(FUZZ_WARN) $(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link' \
+		EXTRA_LDFLAGS='$(FUZZ_SANITIZE)' fuzz-targets
+
+fuzz-targets: $(FUZZ_BINS)
+
+# main.c with its main() renamed, for the targets that run commands.
+$(BUILD)/obj/fuzz/main.o: src/tool/main.c $(HEADERS) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(TOOL_INC) $(CRYPTO_CFLAGS) -Dmain=fidx_main -c -o $@ $<
+
+$(BUILD)/tests/fuzz/%: TEST_INC = $(TOOL_INC) $(CRYPTO_CFLAGS)
+$(BUILD)/tests/fuzz/sqlite/%: TEST_INC = $(TOOL_INC) $(SQLITE_INC) $(SQLITE_CFLAGS) $(CRYPTO_CFLAGS)
+$(FUZZ_BINS): $(BUILD)/tests/%: tests/%.c $(wildcard tests/fuzz/*.h) $(INTERNAL_LIBS) \
+		$(BUILD)/obj/fuzz/main.o $(BUILTIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(TEST_INC) -Itests -fsanitize=fuzzer -o $@ $< \
+		$(BUILD)/obj/fuzz/main.o $(BUILTIN_OBJS) $(LINK_INTERNAL) $(ALL_LDLIBS) $(CURSES_LIBS)
+
+# Each target for FUZZ_SECONDS, one at a time on one core; what it finds new is kept in its
+# corpus (minimise it now and then: docs/TESTING.md), a crash in $(FUZZ_BUILD)/artifacts/.
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@mkdir -p $(FUZZ_BUILD)/artifacts
+	@set -e; for n in $(FUZZ_NAMES); do echo "== fuzz $$n ($(FUZZ_SECONDS) s)"; \
+		mkdir -p tests/fuzz/corpus/$$n; $(FUZZ_BIN); \
+		$$bin $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+			-artifact_prefix=$(FUZZ_BUILD)/artifacts/$$n- -print_final_stats=1 \
+			tests/fuzz/corpus/$$n; done
+
+# Each target over its kept corpus, then FUZZ_CHECK_SECONDS of fuzzing; what it finds goes to
+# a folder thrown away, so the corpus in git is never written by a check.
+fuzz-check:
+	@$(MAKE) --no-print-directory fuzz-build
+	@set -e; for n in $(FUZZ_NAMES); do \
+		new=$$(mktemp -d); st=0; $(FUZZ_BIN); \
+		$$bin $(FUZZ_FLAGS) -max_total_time=$(FUZZ_CHECK_SECONDS) \
+			-artifact_prefix=$$new/ $$new tests/fuzz/corpus/$$n >$$new.log 2>&1 || st=$$?; \
+		echo "== fuzz-check $$n: $$(grep -E '^Done ' $$new.log || echo 'no end')"; \
+		if [ $$st -ne 0 ]; then tail -n 60 $$new.log; rm -rf $$new $$new.log; \
+			echo "fuzz-check: $$n failed (exit $$st)"; exit 1; fi; \
+		rm -rf $$new $$new.log; done
+
 check: deps
 	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit pg e2e library
 	@echo "== threaded core under TSan"
@@ -290,6 +364,8 @@ check: deps
 	@echo "== end-to-end suite under ASan+UBSan"
 	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
+	@echo "== fuzz targets over their corpora (libFuzzer, ASan+UBSan)"
+	@$(MAKE) --no-print-directory fuzz-check
 
 install: all
 	install -D -m 755 $(BUILD)/fidx $(DESTDIR)$(PREFIX)/bin/fidx
