@@ -125,7 +125,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps torture run check unit e2e library layers pg fuzz fuzz-build fuzz-check \
+.PHONY: all deps browser-deps torture test-binaries run check unit e2e library layers pg fuzz fuzz-build fuzz-check \
 	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
@@ -302,7 +302,7 @@ FUZZ_SRCS     := $(sort $(wildcard tests/fuzz/fuzz_*.c tests/fuzz/sqlite/fuzz_*.
 FUZZ_NAMES    := $(patsubst fuzz_%.c,%,$(notdir $(FUZZ_SRCS)))
 FUZZ_BINS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FUZZ_SRCS))
 FUZZ_SECONDS  ?= 60
-FUZZ_CHECK_SECONDS ?= 3
+FUZZ_CHECK_SECONDS ?= 1
 # What every run gets: no input over 64 KiB (a database of 16 pages), a hang after 10 s, the
 # messages of fidx itself (stdout, stderr) out of the log; libFuzzer and the sanitizers still
 # write theirs.
@@ -355,16 +355,31 @@ fuzz-check:
 			echo "fuzz-check: $$n failed (exit $$st)"; exit 1; fi; \
 		rm -rf $$new $$new.log; done
 
+# Each build of `make check` compiles on every CPU (BUILD_JOBS); the tests then run as their
+# runners schedule them (the e2e runner's lanes), never two stages at once.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# What a build's tests need built: the tool, the libraries, the unit tests, the shims.
+test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so
+
 check: deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/test EXTRA_CFLAGS=-Werror \
+		test-binaries
 	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit pg e2e library
 	@echo "== threaded core under TSan"
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/tsan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
+		$(addprefix build/tsan/tests/,$(TSAN_UNITS))
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
 		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
 	@echo "== end-to-end suite under ASan+UBSan"
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/asan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' \
+		build/asan/fidx build/asan/tests/race-shim.so build/asan/tests/fail-shim.so
 	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
 	@echo "== fuzz targets over their corpora (libFuzzer, ASan+UBSan)"
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) fuzz-build
 	@$(MAKE) --no-print-directory fuzz-check
 
 install: all
