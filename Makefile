@@ -231,12 +231,12 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Scripts run E2E_JOBS at once (the CPUs, at most 4; those marked "e2e: alone" by themselves); the
-# durations of the last run, kept in build/, start the longest first.
+# durations of the last run on the same build, kept in its folder, start the longest first.
 # E2E_MARKED=WORD runs only the scripts marked "e2e: WORD" (tsan: those run on the TSan build).
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; echo $$n)
 E2E_MARKED ?=
 e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
-	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times build/e2e-times.json \
+	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times $(BUILD)/e2e-times.json \
 		$(if $(E2E_MARKED),--marked $(E2E_MARKED)) \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
 
