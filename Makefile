@@ -6,7 +6,8 @@
 #   make check           install deps, build with -Werror, run every test:
 #                        unit tests, the store conformance suite (on SQLite and on a
 #                        throwaway PostgreSQL server), end-to-end suite,
-#                        the same under ASan+UBSan, the threaded core under TSan
+#                        the same under ASan+UBSan, the threaded core (unit tests and
+#                        the e2e scripts marked 'e2e: tsan') under TSan
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
@@ -236,10 +237,13 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Scripts run E2E_JOBS at once (the CPUs, at most 4; those marked "e2e: alone" by themselves); the
-# durations of the last run, kept in build/, start the longest first.
+# durations of the last run on the same build, kept in its folder, start the longest first.
+# E2E_MARKED=WORD runs only the scripts marked "e2e: WORD" (tsan: those run on the TSan build).
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; echo $$n)
+E2E_MARKED ?=
 e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
-	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times build/e2e-times.json \
+	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times $(BUILD)/e2e-times.json \
+		$(if $(E2E_MARKED),--marked $(E2E_MARKED)) \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
 
 # The crash-consistency torture at length: writers SIGKILLed at random moments (make check
@@ -372,6 +376,10 @@ check: deps
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
 		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
+	@echo "== threaded end-to-end scripts under TSan (marked 'e2e: tsan')"
+	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
+		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
+		E2E_MARKED=tsan e2e
 	@echo "== end-to-end suite under ASan+UBSan"
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/asan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' \

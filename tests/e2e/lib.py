@@ -291,6 +291,17 @@ def is_asan():
 		return b"__asan_init" in f.read()
 
 
+def is_tsan():
+	"""
+	Whether the binary under test is the TSan build.  The e2e scripts marked "e2e: tsan"
+	run on it (tests/e2e/run --marked tsan) for their threaded paths; a part that says
+	nothing more about threads (the same code as another part, or only Python's work)
+	is skipped there with a line saying so, as is anything that preloads an allocator.
+	"""
+	with open(FIDX, "rb") as f:
+		return b"__tsan_init" in f.read()
+
+
 def run_fidx(*args, timeout=120, env=None, cwd=None, uid=None, preload=None):
 	"""
 	Runs fidx with args (str or bytes), stdin from /dev/null, and returns a

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 # e2e: alone (tests/e2e/run): it relies on timestamp ticks.
+# e2e: tsan (tests/e2e/run --marked tsan): the scan inside check, beside its baseline.
 """t_check.py - fidx check: the live tree against its baseline scan.
 
 The tree, the mutations and the expected report are t_diff.py's (a ground

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 # e2e: alone (tests/e2e/run): it interrupts a slow dupes after half a second.
+# e2e: tsan (tests/e2e/run --marked tsan): dupes' scan and its hashing threads, interrupted too.
 """t_dupes.py - `fidx dupes` against a Python ground truth and against jdupes.
 
 Builds a tree with duplicate groups of many kinds: three copies of a small

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# e2e: tsan (tests/e2e/run --marked tsan): the hashing stage's threads on files that change.
 """t_races.py - files that vanish or grow while the scan reads them.
 
 race-shim.so (LD_PRELOAD, see race-shim.c) unlinks "fidx-race-delete*" just
