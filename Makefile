@@ -372,7 +372,8 @@ check: deps
 	@echo "== threaded core under TSan"
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
-		$(addprefix build/tsan/tests/,$(TSAN_UNITS))
+		$(addprefix build/tsan/tests/,$(TSAN_UNITS)) build/tsan/fidx \
+		build/tsan/tests/race-shim.so build/tsan/tests/fail-shim.so
 	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
 		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
 		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
