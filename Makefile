@@ -7,6 +7,9 @@
 #                        unit tests, the store conformance suite (on SQLite and on a
 #                        throwaway PostgreSQL server), end-to-end suite,
 #                        the same under ASan+UBSan, the threaded core under TSan
+#   make alloc-check     an allocation failure at every allocation site of fidx's code
+#                        in turn, for scan, dupes, check, du, find, export, report and
+#                        verify (a short version runs in make check's e2e suite)
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
@@ -120,7 +123,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps run check unit e2e library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
+.PHONY: all deps browser-deps run check unit e2e alloc-check library layers pg install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -226,15 +229,40 @@ $(BUILD)/tests/fail-shim.so: tests/e2e/fail-shim.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
 
+# fidx with an allocation failure at a chosen call site (tests/alloc/wrap.c): the same
+# objects as $(BUILD)/fidx, linked with each allocating function of libc that fidx's code
+# calls wrapped (--wrap reaches fidx's own objects, not SQLite's or libcrypto's
+# allocations).  t_allocsites.py finds it beside $(BUILD)/fidx, as allocfail/fidx.
+ALLOC_WRAP := malloc calloc realloc reallocarray strdup strndup asprintf vasprintf \
+	posix_memalign aligned_alloc open_memstream realpath __getdelim
+comma := ,
+$(BUILD)/tests/alloc/wrap.o: tests/alloc/wrap.c Makefile
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -g -c -o $@ $<
+
+$(BUILD)/allocfail/fidx: $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(INTERNAL_LIBS) \
+		$(BUILD)/tests/alloc/wrap.o
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -o $@ $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) \
+		$(BUILD)/tests/alloc/wrap.o $(LINK_INTERNAL) $(ALL_LDLIBS) $(CURSES_LIBS) \
+		$(addprefix -Wl$(comma)--wrap=,$(ALLOC_WRAP))
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # Scripts run E2E_JOBS at once (the CPUs, at most 4; those marked "e2e: alone" by themselves); the
 # durations of the last run, kept in build/, start the longest first.
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; echo $$n)
-e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
+e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
+		$(BUILD)/allocfail/fidx browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times build/e2e-times.json \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
+
+# Allocation failure at every site: t_allocsites.py fails each allocation call site of
+# fidx's code in turn (in make check's e2e run: every site of scan, one in three of the
+# other commands).  docs/TESTING.md has the figures.
+alloc-check: $(BUILD)/fidx $(BUILD)/allocfail/fidx
+	FIDX=$(abspath $(BUILD)/fidx) FIDX_ALLOC_ALL=1 $(PYTHON) tests/e2e/t_allocsites.py
 
 # The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
 # version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a
