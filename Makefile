@@ -234,7 +234,7 @@ $(BUILD)/tests/fail-shim.so: tests/e2e/fail-shim.c
 # calls wrapped (--wrap reaches fidx's own objects, not SQLite's or libcrypto's
 # allocations).  t_allocsites.py finds it beside $(BUILD)/fidx, as allocfail/fidx.
 ALLOC_WRAP := malloc calloc realloc reallocarray strdup strndup asprintf vasprintf \
-	posix_memalign aligned_alloc open_memstream realpath __getdelim
+	posix_memalign aligned_alloc open_memstream realpath getcwd __getdelim
 comma := ,
 $(BUILD)/tests/alloc/wrap.o: tests/alloc/wrap.c Makefile
 	@mkdir -p $(@D)

@@ -6,7 +6,8 @@
  * every allocating function F of libc that fidx's code calls (ALLOC_WRAP in
  * the Makefile: malloc, calloc, realloc, reallocarray, strdup, strndup,
  * asprintf, vasprintf, posix_memalign, aligned_alloc, open_memstream,
- * realpath with a NULL buffer, and __getdelim, which getline(3) becomes).
+ * realpath and getcwd with a NULL buffer, and __getdelim, which getline(3)
+ * becomes).
  * The linker sends each call from fidx's objects to __wrap_F here, which
  * forwards to __real_F (libc's).  Calls from inside shared libraries
  * (SQLite, libcrypto, libpq, and libc's own strdup calling malloc) are not
@@ -58,6 +59,7 @@ int __real_posix_memalign(void **out, size_t align, size_t size);
 void *__real_aligned_alloc(size_t align, size_t size);
 FILE *__real_open_memstream(char **buf, size_t *len);
 char *__real_realpath(const char *path, char *resolved);
+char *__real_getcwd(char *buf, size_t size);
 ssize_t __real___getdelim(char **line, size_t *cap, int delim, FILE *f);
 
 #define SITE_SLOTS 8192	/* room for sites: a power of two, far above fidx's ~500 */
@@ -216,6 +218,14 @@ char *__wrap_realpath(const char *path, char *resolved)
 	if (!resolved && failing(SITE, "realpath"))
 		return NULL;
 	return __real_realpath(path, resolved);
+}
+
+/* getcwd allocates only when given no buffer; only that call is a site. */
+char *__wrap_getcwd(char *buf, size_t size)
+{
+	if (!buf && failing(SITE, "getcwd"))
+		return NULL;
+	return __real_getcwd(buf, size);
 }
 
 /* getline(3) and getdelim(3) grow the caller's buffer: a site each call. */

@@ -28,7 +28,7 @@ differences.  The commands and what each outcome must be:
     holding every entry whose seal verifies; exit 2 with exactly one
     "fidx: " line, no summary, and the new row not complete; the earlier
     scan complete and its seal intact either way.
-  * dupes, check, du, find, export --format csv, verify (read-only on the
+  * dupes, check, du, find, export --format csv and hashdeep, verify (read-only on the
     database): the unfailed run's exit status and stdout, byte for byte, with
     nothing on stderr but what it had and warnings; or exit 2 (18 for check:
     the database cannot be read) with exactly one "fidx: " line.  Never exit 0 (or the clean status) with another
@@ -152,6 +152,8 @@ class Command:
 		self.args = args          # its arguments; "@DB" stands for the work database
 		self.kind = kind          # "scan", "query" or "report"
 		self.template = template  # the database copied to the work database first, or None
+		# (its arguments name the work database and the tree relatively: a run starts in
+		# the work folder, so that the paths made absolute are failed too)
 		self.every = every        # in the short run, one site in every this many
 		self.fatal = fatal        # its exit status for a failure (check's is 18)
 
@@ -193,8 +195,7 @@ class Bench:
 		saved = lib.FIDX
 		lib.FIDX = ALLOCFAIL
 		try:
-			res = run_fidx(*[self.db if a == "@DB" else a for a in cmd.args], env=env,
-				       uid=self.uid, timeout=60)
+			res = run_fidx(*cmd.args, env=env, uid=self.uid, timeout=60, cwd=self.work)
 		finally:
 			lib.FIDX = saved
 		return res, read_sites(self.sites_file)
@@ -357,16 +358,18 @@ def main():
 		shutil.move(bench.work + "/b.db", base)
 		change_tree(bench.root)
 		want = entries_of(bench.root)
-		db = "@DB"
+		db = "work.db"  # relative, as are scan's roots: the runs start in the work folder
+		rel = "../tree"
 		commands = [
-			Command("scan", ["scan", "-q", "-j", "2", "--db", db, bench.root], "scan"),
-			Command("rescan", ["scan", "-q", "-j", "2", "--db", db, bench.root], "scan",
-				base),
+			Command("scan", ["scan", "-q", "-j", "2", "--db", db, rel], "scan"),
+			Command("rescan", ["scan", "-q", "-j", "2", "--db", db, rel], "scan", base),
 			Command("dupes", ["dupes", db], "query", base),
 			Command("check", ["check", db, bench.root], "query", base, fatal=18),
 			Command("du", ["du", "-d", "5", db], "query", base),
 			Command("find", ["find", "--long", db, "f0"], "query", base),
 			Command("export", ["export", "--format", "csv", db], "query", base),
+			Command("export hashdeep", ["export", "--format", "hashdeep", db], "query",
+				base),
 			Command("report", ["report", "-o", bench.page, "--no-dupes", db], "report",
 				base),
 			Command("verify", ["verify", db], "query", base),
