@@ -8,6 +8,9 @@
 #                        throwaway PostgreSQL server), end-to-end suite,
 #                        the same under ASan+UBSan, the threaded core (unit tests and
 #                        the e2e scripts marked 'e2e: tsan') under TSan
+#   make alloc-check     an allocation failure at every allocation site of fidx's code
+#                        in turn, for scan, dupes, check, du, find, export, report and
+#                        verify (a short version runs in make check's e2e suite)
 #   make bench           side-by-side benchmarks against the peers (docs/BENCHMARKS.md)
 #   make bench-walk      the walker against bfs, find, fd, nftw and fts, warm and cold
 #   make bench-hash      content hashing against rhash, hashdeep, sha256sum, b3sum, warm and cold
@@ -126,7 +129,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps torture test-binaries run check unit e2e library layers pg fuzz fuzz-build fuzz-check \
+.PHONY: all deps browser-deps torture test-binaries run check unit e2e alloc-check library layers pg fuzz fuzz-build fuzz-check \
 	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
@@ -233,6 +236,24 @@ $(BUILD)/tests/fail-shim.so: tests/e2e/fail-shim.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $<
 
+# fidx with an allocation failure at a chosen call site (tests/alloc/wrap.c): the same
+# objects as $(BUILD)/fidx, linked with each allocating function of libc that fidx's code
+# calls wrapped (--wrap reaches fidx's own objects, not SQLite's or libcrypto's
+# allocations).  t_allocsites.py finds it beside $(BUILD)/fidx, as allocfail/fidx.
+ALLOC_WRAP := malloc calloc realloc reallocarray strdup strndup asprintf vasprintf \
+	posix_memalign aligned_alloc open_memstream realpath getcwd __getdelim
+comma := ,
+$(BUILD)/tests/alloc/wrap.o: tests/alloc/wrap.c Makefile
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -Wall -Wextra -Werror -O2 -g -c -o $@ $<
+
+$(BUILD)/allocfail/fidx: $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) $(INTERNAL_LIBS) \
+		$(BUILD)/tests/alloc/wrap.o
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -o $@ $(BUILD)/obj/tool/main.o $(BUILTIN_OBJS) \
+		$(BUILD)/tests/alloc/wrap.o $(LINK_INTERNAL) $(ALL_LDLIBS) $(CURSES_LIBS) \
+		$(addprefix -Wl$(comma)--wrap=,$(ALLOC_WRAP))
+
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
@@ -241,7 +262,8 @@ unit: $(UNIT_BINS)
 # E2E_MARKED=WORD runs only the scripts marked "e2e: WORD" (tsan: those run on the TSan build).
 E2E_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -le 4 ] || n=4; echo $$n)
 E2E_MARKED ?=
-e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so browser-deps
+e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
+		$(BUILD)/allocfail/fidx browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times $(BUILD)/e2e-times.json \
 		$(if $(E2E_MARKED),--marked $(E2E_MARKED)) \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
@@ -254,6 +276,12 @@ torture: $(BUILD)/fidx $(BUILD)/tests/race-shim.so
 	FIDX_TORTURE_KILLS=$(TORTURE_KILLS) FIDX_TORTURE_SECONDS=$(TORTURE_SECONDS) \
 		$(PYTHON) tests/e2e/run -j 1 --fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so \
 		t_torture
+
+# Allocation failure at every site: t_allocsites.py fails each allocation call site of
+# fidx's code in turn (in make check's e2e run: every site of scan, one in three of the
+# other commands).  docs/TESTING.md has the figures.
+alloc-check: $(BUILD)/fidx $(BUILD)/allocfail/fidx
+	FIDX=$(abspath $(BUILD)/fidx) FIDX_ALLOC_ALL=1 $(PYTHON) tests/e2e/t_allocsites.py
 
 # The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
 # version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a
@@ -363,7 +391,8 @@ fuzz-check:
 # runners schedule them (the e2e runner's lanes), never two stages at once.
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # What a build's tests need built: the tool, the libraries, the unit tests, the shims.
-test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so
+test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
+	$(BUILD)/allocfail/fidx
 
 check: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/test EXTRA_CFLAGS=-Werror \

@@ -212,12 +212,21 @@ static enum fidx_walk_action go_on(const struct walk_run *r, int put_rc)
 	return put_rc < 0 || r->sink->stopping(r->sink->arg) ? FIDX_WALK_STOP : FIDX_WALK_CONTINUE;
 }
 
-/* Records one walk entry through the sink, unless it is one of the run's own files. */
+/*
+ * Records one walk entry through the sink, unless it is one of the run's own
+ * files.  An entry whose error is ENOMEM (the walk had no memory to read a
+ * directory, or the kernel none to list it) is not a fact about the entry:
+ * the scan fails, so that a tree left unread is never a complete scan.
+ */
 static enum fidx_walk_action record_entry(struct walker *w, const struct fidx_walk_entry *e)
 {
 	if (!w) /* walker_start could not allocate; the scan fails */
 		return FIDX_WALK_STOP;
 	const struct fidx_sink *sink = w->run->sink;
+	if (e->error == ENOMEM) {
+		sink->fail(sink->arg, "out of memory");
+		return FIDX_WALK_STOP;
+	}
 	if (is_own_file(w->run, e))
 		return go_on(w->run, 0);
 	struct fidx_record *rec = record_of(e);

@@ -129,9 +129,10 @@ void export_put_perms(FILE *out, char type_letter, uint32_t mode)
 
 /*
  * Writes "fidx" and the arguments of ctx, each through put, the database as
- * the store names it (a server's password is not written down).
+ * the store names it (a server's password is not written down).  Returns 0,
+ * or -1 after printing "out of memory".
  */
-void export_put_command(FILE *out, const struct export_ctx *ctx,
+int export_put_command(FILE *out, const struct export_ctx *ctx,
 			void (*put)(FILE *out, const char *s))
 {
 	/* argv[0] is the subcommand's name: the program's comes first. */
@@ -146,12 +147,13 @@ void export_put_command(FILE *out, const struct export_ctx *ctx,
 		/* "--db=TARGET" or "TARGET": what comes before it, then the name. */
 		char *arg = NULL;
 		if (asprintf(&arg, "%.*s%s", (int)(db - a), a, ctx->db_shown) < 0) {
-			put(out, "?");
-			continue;
+			fidx_error("out of memory");
+			return -1;
 		}
 		put(out, arg);
 		free(arg);
 	}
+	return 0;
 }
 
 /*

@@ -169,8 +169,12 @@ void export_put_perms(FILE *out, char type_letter, uint32_t mode);
  */
 int export_need_digest(const struct export_ctx *ctx, int d, const char *format);
 
-/* Writes the command line of ctx (arguments joined by spaces, as given). */
-void export_put_command(FILE *out, const struct export_ctx *ctx,
+/*
+ * Writes the command line of ctx (arguments joined by spaces, as given).
+ * Returns 0, or -1 (ENOMEM: part of it may be written) after printing
+ * "out of memory": a header is never written with an argument left out.
+ */
+int export_put_command(FILE *out, const struct export_ctx *ctx,
 			void (*put)(FILE *out, const char *s));
 
 #endif /* FIDX_EXPORT_H */

@@ -163,7 +163,7 @@ static void put_library(FILE *out, const char *lib)
  * Writes everything before the first fileobject: the XML declaration, the
  * root element, metadata, the creator (fidx, the command line, the time,
  * the store's libraries) and the source (each selected scan's root, in
- * scan order).  Returns 0.
+ * scan order).  Returns 0, or -1 after printing "out of memory".
  */
 int export_dfxml_begin(struct export_ctx *ctx)
 {
@@ -184,7 +184,8 @@ int export_dfxml_begin(struct export_ctx *ctx)
 		clean = clean && xml_clean(ctx->argv[i]);
 	export_puts(out, clean ? "      <command_line>"
 			       : "      <command_line fidx:encoding=\"percent\">");
-	export_put_command(out, ctx, clean ? put_xml_text : put_xml_percent);
+	if (export_put_command(out, ctx, clean ? put_xml_text : put_xml_percent) < 0)
+		return -1;
 	export_puts(out, "</command_line>\n");
 
 	clock_gettime(CLOCK_REALTIME, &now);

@@ -33,6 +33,7 @@
  */
 #include "export.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,7 +110,7 @@ static void put_comment(FILE *out, const char *s)
 /*
  * Writes hashdeep's header: the digests every selected scan computed among
  * its three, where and how the export was made.  Returns 0, or -1 after
- * printing that the scans share none of them.
+ * printing that the scans share none of them, or that memory ran out.
  */
 int export_hashdeep_begin(struct export_ctx *ctx)
 {
@@ -131,11 +132,17 @@ int export_hashdeep_begin(struct export_ctx *ctx)
 			putc_unlocked(',', out);
 		}
 	export_puts(out, "filename\n## Invoked from: ");
+	errno = 0;
 	char *cwd = getcwd(NULL, 0);
-	put_comment(out, cwd ? cwd : "?");
+	if (!cwd && errno == ENOMEM) {
+		fidx_error("out of memory");
+		return -1;
+	}
+	put_comment(out, cwd ? cwd : "?");  /* "?": a folder removed, or beyond PATH_MAX */
 	free(cwd);
 	export_puts(out, geteuid() == 0 ? "\n## # " : "\n## $ ");
-	export_put_command(out, ctx, put_comment);
+	if (export_put_command(out, ctx, put_comment) < 0)
+		return -1;
 	export_puts(out, "\n## \n");
 	return 0;
 }

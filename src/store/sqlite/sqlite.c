@@ -702,12 +702,15 @@ static void store_free(struct sqlite_store *st)
  * Names the files the database is kept in: its path, absolute with the
  * folders resolved as a walk of them makes its paths (symlinks followed, as
  * SQLite follows them to name the -wal beside the file it opens), and the
- * files beside it.  Returns 0, or -1 with err set.
+ * files beside it (a path that does not resolve, such as a database not yet
+ * made, is named as given, made absolute).  Returns 0, or -1 with err set.
  */
 static int name_files(struct sqlite_store *st, struct fidx_error *err)
 {
 	static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
 	char *abs = realpath(st->path, NULL);
+	if (!abs && errno == ENOMEM) /* not a path to keep as given: no memory to resolve it */
+		return fidx_fail_nomem(err);
 	if (!abs && !(abs = fidx_root_path(st->path)) && !(abs = strdup(st->path)))
 		return fidx_fail_nomem(err);
 	for (size_t i = 0; i < 4; i++)

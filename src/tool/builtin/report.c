@@ -431,9 +431,10 @@ static bool month_of(int64_t sec, int64_t *month)
 /*
  * Whether file a comes before file b among the largest: larger, or as large
  * and first by name, then by path (the same in every store, whatever order
- * it gave the rows in).
+ * it gave the rows in).  Sets *nomem when a path could not be made (the
+ * answer is then no order to write: the caller fails).
  */
-static bool larger(const struct fidx_tree *t, uint32_t a, uint32_t b)
+static bool larger(const struct fidx_tree *t, uint32_t a, uint32_t b, bool *nomem)
 {
 	const struct fidx_tree_node *x = &t->nodes[a], *y = &t->nodes[b];
 	if (x->apparent != y->apparent)
@@ -442,6 +443,8 @@ static bool larger(const struct fidx_tree *t, uint32_t a, uint32_t b)
 	if (c)
 		return c < 0;
 	char *pa = fidx_tree_path(t, a), *pb = fidx_tree_path(t, b);
+	if (!pa || !pb)
+		*nomem = true;
 	c = pa && pb ? strcmp(pa, pb) : 0;
 	free(pa);
 	free(pb);
@@ -465,6 +468,7 @@ static int put_tallies(struct report *r)
 	uint32_t *top = calloc(r->top ? r->top : 1, sizeof(*top));
 	size_t ntop = 0;
 	uint64_t undated = 0, undated_bytes = 0;
+	bool nomem = false;  /* a path of the largest files' order could not be made */
 	int ret = -1;
 
 	if (!exts || !months || !top)
@@ -495,14 +499,16 @@ static int put_tallies(struct report *r)
 		if (v->type != 'f' || (v->flags & FIDX_TREE_NO_SIZE))
 			continue;
 		/* The largest files: a sorted array of r->top, the smallest last. */
-		if (r->top && (ntop < r->top || larger(t, i, top[ntop - 1]))) {
+		if (r->top && (ntop < r->top || larger(t, i, top[ntop - 1], &nomem))) {
 			size_t at = ntop < r->top ? ntop++ : ntop - 1;
-			while (at > 0 && larger(t, i, top[at - 1])) {
+			while (at > 0 && larger(t, i, top[at - 1], &nomem)) {
 				top[at] = top[at - 1];
 				at--;
 			}
 			top[at] = i;
 		}
+		if (nomem)
+			goto fail;
 		size_t len = strlen(v->name), off = fidx_ext_offset(v->name, 0, len);
 		if (tally_add(exts, &ext, &ext_cap, v->name + off, len - off, -1, v->apparent) < 0)
 			goto fail;
