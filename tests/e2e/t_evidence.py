@@ -55,7 +55,7 @@ def main_file(db):
 
 
 def csv_paths(out):
-	"""The path column of `fidx export -f csv` output (paths here need no quoting)."""
+	"""The path column of `fidx export -f csv --csv-raw` output (paths here need no quoting)."""
 	lines = out.split(b"\n")
 	col = lines[0].split(b",").index(b"path")
 	return sorted(l.split(b",")[col] for l in lines[1:] if l)
@@ -71,8 +71,8 @@ def db_paths(db, where):
 
 
 def held_export(db):
-	"""Starts `fidx export DB -f csv`, returns it once it is stuck writing to its pipe."""
-	p = subprocess.Popen([lib.FIDX, "export", db, "-f", "csv"], stdin=subprocess.DEVNULL,
+	"""Starts `fidx export DB -f csv --csv-raw`, returns it once it is stuck writing to its pipe."""
+	p = subprocess.Popen([lib.FIDX, "export", db, "-f", "csv", "--csv-raw"], stdin=subprocess.DEVNULL,
 			     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 	select.select([p.stdout], [], [], 20)
 	time.sleep(0.3)  # the pipe and fidx's buffer fill; it waits in write()
@@ -156,7 +156,7 @@ def check_writer_first(chk, top, ev, db):
 	p = lib.start_scan(db, "--hash", "sha512", slow)
 	complete = "scan_id IN (SELECT max(id) FROM scan WHERE status = 'complete' GROUP BY root)"
 	res_find = run_fidx("find", "-0", db, "/")
-	res_exp = run_fidx("export", db, "-f", "csv")
+	res_exp = run_fidx("export", db, "-f", "csv", "--csv-raw")
 	running = p.poll() is None
 	_, err = p.communicate(timeout=120)
 	chk.ok("writer first: the scan was still running during the queries", running)
