@@ -101,11 +101,12 @@ $(BUILD)/obj/tool/builtin/browse.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS) 
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
-CORE_OBJS    := $(call obj,$(sort $(wildcard src/core/*.c)))
-STORE_OBJS   := $(call obj,$(sort $(wildcard src/store/*.c) $(wildcard src/store/postgres/*.c) \
+# The Windows build's own files (*_win.c, hash_cng.c: mk/windows.mk) are not Linux's.
+CORE_OBJS    := $(call obj,$(filter-out %_win.c src/core/hash_cng.c,$(sort $(wildcard src/core/*.c))))
+STORE_OBJS   := $(call obj,$(sort $(filter-out %_win.c,$(wildcard src/store/*.c)) $(wildcard src/store/postgres/*.c) \
 		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
 		$(BUILD)/obj/gen/schema_objects.o $(BUILD)/obj/gen/pg_schema.o
-TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c,$(sort $(wildcard src/tool/*.c)))) \
+TOOL_OBJS    := $(call obj,$(filter-out src/tool/main.c %_win.c,$(sort $(wildcard src/tool/*.c)))) \
 		$(BUILD)/obj/gen/report_assets.o
 BUILTIN_OBJS := $(call obj,$(sort $(wildcard src/tool/builtin/*.c)))
 # What the tool and the tests link (a group: core and the store call each other).
@@ -527,5 +528,7 @@ bench-image: deps
 
 clean:
 	rm -rf build
+
+include mk/windows.mk
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

@@ -1,20 +1,29 @@
 /*
  * sysinfo.c - host, operating system, kernel and architecture of this machine.
+ *
+ * What only Linux tells this way (uname, os-release, /proc, the CPU
+ * affinity) is in the #ifndef _WIN32 parts; Windows' answers to the same
+ * questions are in sysinfo_win.c.
  */
 #include "sysinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#ifndef _WIN32
 #include <sched.h>
 #include <signal.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#ifndef _WIN32
 #include <sys/utsname.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
+#ifndef _WIN32
 /* Copies PRETTY_NAME's value from os-release into buf; returns 0 if found. */
 static int read_os_release(char *buf, size_t size)
 {
@@ -58,6 +67,8 @@ void fidx_sysinfo_read(struct fidx_sysinfo *info)
 	read_os_release(info->os, sizeof(info->os));
 }
 
+#endif
+
 int64_t fidx_now_ns(void)
 {
 	struct timespec ts;
@@ -65,6 +76,7 @@ int64_t fidx_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+#ifndef _WIN32
 /* Reads /proc/<pid>/comm ("self" for pid 0) into buf.  Returns 0, or -1 when it cannot. */
 static int read_comm(int64_t pid, char *buf, size_t size)
 {
@@ -106,6 +118,8 @@ const char *fidx_tmpdir(void)
 	return dir && *dir ? dir : "/tmp";
 }
 
+#endif
+
 int64_t fidx_monotonic_ns(void)
 {
 	struct timespec ts;
@@ -118,7 +132,15 @@ static long utc_offset_at(int64_t t)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
+#ifdef _WIN32
+	/* No tm_gmtoff: the local broken-down time read as UTC, less t. */
+	if (!localtime_r(&tt, &tm))
+		return 0;
+	time_t as_utc = _mkgmtime(&tm);
+	return as_utc == (time_t)-1 ? 0 : (long)(as_utc - tt);
+#else
 	return localtime_r(&tt, &tm) ? tm.tm_gmtoff : 0;
+#endif
 }
 
 int fidx_utc_offsets(int64_t lo, int64_t hi, int (*fn)(void *arg, int64_t since, long offset),
@@ -154,6 +176,7 @@ int fidx_utc_offsets(int64_t lo, int64_t hi, int (*fn)(void *arg, int64_t since,
 	return ret;
 }
 
+#ifndef _WIN32
 unsigned fidx_usable_cpus(void)
 {
 	cpu_set_t set;
@@ -162,6 +185,8 @@ unsigned fidx_usable_cpus(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
 }
+
+#endif
 
 int fidx_uuid_new(char out[FIDX_UUID_TEXT])
 {

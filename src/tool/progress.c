@@ -31,9 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/ioctl.h>
+#endif
 #include <sys/stat.h>
+#ifndef _WIN32
 #include <termios.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -79,9 +83,15 @@ static double elapsed(const struct timespec *since)
 /* The columns of the terminal on stderr; $COLUMNS, else 80, when it cannot tell. */
 static unsigned term_width(void)
 {
+#ifdef _WIN32
+	int cols = fidx_win_console_columns(STDERR_FILENO);
+	if (cols > 0)
+		return (unsigned)cols;
+#else
 	struct winsize ws;
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
+#endif
 	const char *env = getenv("COLUMNS");
 	long n = env ? strtol(env, NULL, 10) : 0;
 	return n > 0 && n < 10000 ? (unsigned)n : 80;

@@ -86,6 +86,7 @@ bool fidx_dbfile_at_rest(const char *path)
 	return !beside(path, "-wal") && !beside(path, "-shm") && !beside(path, "-journal");
 }
 
+#ifndef _WIN32
 /* Reads SQLite's file change counter (header offset 24, big-endian) from fd into *out. */
 static int change_counter(int fd, uint32_t *out)
 {
@@ -95,7 +96,27 @@ static int change_counter(int fd, uint32_t *out)
 	*out = be32(b);
 	return 0;
 }
+#endif
 
+#ifdef _WIN32
+/*
+ * Windows has no open file description locks: a database is always read as
+ * SQLite reads it, under SQLite's own locks, and the WAL is checkpointed as
+ * SQLite does (docs/WINDOWS.md).
+ */
+bool fidx_dbfile_hold(const char *path, bool at_rest, struct fidx_dbfile_hold *h)
+{
+	(void)path, (void)at_rest;
+	h->fd = -1;
+	return false;
+}
+
+bool fidx_dbfile_moved(const char *path, const struct fidx_dbfile_hold *h)
+{
+	(void)path, (void)h;
+	return false;
+}
+#else
 bool fidx_dbfile_hold(const char *path, bool at_rest, struct fidx_dbfile_hold *h)
 {
 	struct flock lock = {.l_type = F_RDLCK, .l_whence = SEEK_SET,
@@ -137,6 +158,7 @@ bool fidx_dbfile_moved(const char *path, const struct fidx_dbfile_hold *h)
 	       now.st_ctim.tv_nsec != h->ctime.tv_nsec || counter != h->change_counter ||
 	       named.st_dev != h->dev || named.st_ino != h->ino;
 }
+#endif
 
 void fidx_dbfile_release(struct fidx_dbfile_hold *h)
 {
@@ -147,9 +169,14 @@ void fidx_dbfile_release(struct fidx_dbfile_hold *h)
 
 bool fidx_dbfile_reader_holds(int fd)
 {
+#ifdef _WIN32
+	(void)fd;
+	return false;
+#else
 	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
 			     .l_start = FIDX_DBFILE_READER_BYTE, .l_len = 1};
 	return fd >= 0 && fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+#endif
 }
 
 /* The folder of path (".", "/" or the part before its last slash) into dir. */
@@ -165,7 +192,11 @@ static void folder_of(const char *path, char *dir, size_t size)
 /* Whether this process may access path as mode says; else errno says why. */
 static bool may(const char *path, int mode)
 {
+#ifdef _WIN32
+	return access(path, mode) == 0;
+#else
 	return faccessat(AT_FDCWD, path, mode, AT_EACCESS) == 0;
+#endif
 }
 
 /* Whether the header of the database at path says WAL mode (byte 18 is 2). */
