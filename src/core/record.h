@@ -51,12 +51,15 @@ struct fidx_meta {
  * record's image (freed with it).
  */
 struct fidx_image_meta {
-	const char *state;         /* "allocated", "deleted", "reallocated", "orphan" (static) */
+	const char *state;         /* "allocated", "deleted", "reallocated", "orphan" (static),
+				      or NULL (a live file system's entry: source_win.c) */
 	char *stream;              /* an alternate data stream's name, or NULL; owned */
 	unsigned no_time;          /* bit k: time k of the metadata (atime, mtime, ctime,
 				      btime) is unknown (TSK's 0): NULL, not the epoch */
 	bool has_fn_times;         /* NTFS: fn_time holds the $FILE_NAME times */
 	struct fidx_time fn_time[4]; /* atime, mtime, ctime, btime of $FILE_NAME */
+	uint32_t attributes;       /* Windows: the FILE_ATTRIBUTE_* word; valid only if ... */
+	bool has_attributes;       /* ... this is set (source_win.c) */
 };
 
 /* One entry of the inventory. */

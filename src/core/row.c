@@ -90,7 +90,8 @@ void fidx_row_of_record(const struct fidx_record *rec, struct fidx_row *row)
 		put_int(row, FIDX_COL_DIGESTS_FROM, rec->digests_from);
 	if (rec->image) {
 		const struct fidx_image_meta *im = rec->image;
-		put_bytes(row, FIDX_COL_STATE, im->state, strlen(im->state));
+		if (im->state)
+			put_bytes(row, FIDX_COL_STATE, im->state, strlen(im->state));
 		if (im->stream)
 			put_bytes(row, FIDX_COL_STREAM, im->stream, strlen(im->stream));
 		if (im->has_fn_times)

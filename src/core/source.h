@@ -139,4 +139,25 @@ bool fidx_image_probe(const char *path);
 /* The Sleuth Kit's name and version ("The Sleuth Kit 4.11.1"), for --version. */
 const char *fidx_image_library(void);
 
+#ifdef _WIN32
+/* A live Windows file system, read through the Win32 API (source_win.c), as a source. */
+struct fidx_win_source_opts {
+	bool xdev;                    /* do not enter volumes mounted on folders (a mount point
+					 is recorded, not entered) */
+	bool streams;                 /* record each named stream (alternate data stream) as
+					 FILE:NAME (callers set it: the default is true) */
+	const char *const *excludes;  /* NULL-terminated glob list, or NULL: as the walk's
+					 (fidx_walk_opts), on stored paths (winpath.h) */
+};
+
+/*
+ * Makes the Windows source with opts (copied; the excludes are borrowed and
+ * must outlive it): each root is a stored path (/C:/x) or a native one
+ * (C:\x, \\server\share, relative), source_win.c tells what is recorded.
+ * Returns it, or NULL with err set (out of memory).
+ */
+struct fidx_source *fidx_win_source_new(const struct fidx_win_source_opts *opts,
+					struct fidx_error *err);
+#endif
+
 #endif /* FIDX_SOURCE_H */
