@@ -10,6 +10,7 @@
  */
 #include <windows.h>
 #include <bcrypt.h>
+#include <shellapi.h>
 #include <fnmatch.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -74,9 +75,47 @@ static int fail_win(void)
 	return -1;
 }
 
+/* Whether path is in the stored form of a Windows scan ("/C:...", "//server/share..."). */
+static bool is_stored(const char *path)
+{
+	return path[0] == '/' && ((path[1] >= 'A' && path[1] <= 'Z' && path[2] == ':' &&
+				   (path[3] == '/' || path[3] == '\0')) || path[1] == '/');
+}
+
 wchar_t *fidx_win_wide(const char *path)
 {
-	return fidx_winpath_to_native(path);
+	if (is_stored(path))
+		return (wchar_t *)fidx_win_native_path(path, strlen(path), NULL);
+	/* A path as typed: absolute through GetFullPathNameW, then as a \\?\ path. */
+	uint16_t *typed = fidx_utf16_of_wtf8(path, strlen(path), NULL);
+	if (!typed)
+		return NULL;
+	DWORD n = GetFullPathNameW((wchar_t *)typed, 0, NULL, NULL);
+	wchar_t *full = n ? malloc((size_t)n * sizeof(wchar_t)) : NULL;
+	if (!full || !GetFullPathNameW((wchar_t *)typed, n, full, NULL)) {
+		free(typed);
+		free(full);
+		errno = n ? ENOMEM : fidx_win_errno(GetLastError());
+		return NULL;
+	}
+	free(typed);
+	/* A device (\\.\NUL, CON) or a path already \\?\ is used as it is. */
+	char *stored = fidx_win_stored_path(full, wcslen(full), NULL);
+	if (!stored)
+		return full;
+	wchar_t *w = (wchar_t *)fidx_win_native_path(stored, strlen(stored), NULL);
+	free(stored);
+	free(full);
+	return w;
+}
+
+/* The stored form of the native path w, else its WTF-8 as it is; NULL with errno set. */
+static char *utf8_of_native(const wchar_t *w)
+{
+	char *s = fidx_win_stored_path(w, wcslen(w), NULL);
+	if (!s && errno == EINVAL)
+		s = fidx_wtf8_of_utf16(w, wcslen(w), NULL);
+	return s;
 }
 
 /* The CreateFileW arguments for open()'s flags. */
@@ -356,7 +395,7 @@ char *fidx_win_getcwd(char *buf, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	char *s = fidx_winpath_from_native(w);
+	char *s = utf8_of_native(w);
 	free(w);
 	if (!s)
 		return NULL;
@@ -378,7 +417,7 @@ char *realpath(const char *path, char *resolved)
 	if (!w)
 		return NULL;
 	DWORD a = GetFileAttributesW(w);
-	char *s = a == INVALID_FILE_ATTRIBUTES ? (fail_win(), NULL) : fidx_winpath_from_native(w);
+	char *s = a == INVALID_FILE_ATTRIBUTES ? (fail_win(), NULL) : utf8_of_native(w);
 	free(w);
 	if (!s || !resolved)
 		return s;
@@ -705,4 +744,32 @@ int posix_fallocate(int fd, off_t off, off_t len)
 	    !SetFileInformationByHandle(h, FileEndOfFileInfo, &end, sizeof(end)))
 		return fidx_win_errno(GetLastError());
 	return 0;
+}
+
+void fidx_win_start(int *argc, char ***argv)
+{
+	/* UTF-8 on the console both ways; no \n turned into \r\n in what fidx writes. */
+	SetConsoleOutputCP(CP_UTF8);
+	SetConsoleCP(CP_UTF8);
+	_setmode(_fileno(stdin), _O_BINARY);
+	_setmode(_fileno(stdout), _O_BINARY);
+	_setmode(_fileno(stderr), _O_BINARY);
+	HANDLE err = GetStdHandle(STD_ERROR_HANDLE);
+	DWORD mode;
+	if (GetConsoleMode(err, &mode))
+		SetConsoleMode(err, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING);
+
+	/* The arguments as typed (UTF-16, unpaired surrogates too), as WTF-8. */
+	int n = 0;
+	wchar_t **wide = CommandLineToArgvW(GetCommandLineW(), &n);
+	char **args = wide ? calloc((size_t)n + 1, sizeof(char *)) : NULL;
+	for (int i = 0; args && i < n; i++)
+		if (!(args[i] = fidx_wtf8_of_utf16(wide[i], wcslen(wide[i]), NULL)))
+			args = NULL; /* out of memory at start: keep the CRT's */
+	if (wide)
+		LocalFree(wide);
+	if (args) {
+		*argc = n;
+		*argv = args;
+	}
 }

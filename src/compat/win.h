@@ -110,6 +110,14 @@ typedef int uid_t_compat;
 #define getegid() 0
 
 /*
+ * Sets the process up as fidx expects on Windows: the console in UTF-8,
+ * stdin/stdout/stderr binary, escape sequences on, and *argc, *argv the
+ * command line's arguments as WTF-8 (winpath.h), so that a name with any
+ * UTF-16 in it reaches fidx exactly.  main() calls it first.
+ */
+void fidx_win_start(int *argc, char ***argv);
+
+/*
  * path (UTF-8: a stored path "/C:/a", "//server/share/a", or a native one,
  * relative or absolute) as a "\\?\" wide path, malloc'ed; NULL with errno set
  * (ENOMEM, EILSEQ: not UTF-8 as fidx writes it).

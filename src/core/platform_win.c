@@ -236,3 +236,28 @@ const char *fidx_image_library(void)
 {
 	return "disk images: none (read by the Linux build)";
 }
+
+/*
+ * The live file system's walk, on Windows: source_win.c's listing.  What
+ * Windows' listing cannot do is refused with the reason: following links
+ * (a Windows scan records reparse points and never follows them) and
+ * --no-stat (the listing gives the metadata with the names: there is
+ * nothing to save).
+ */
+struct fidx_source *fidx_walk_source_new(const struct fidx_walk_source_opts *opts,
+					 struct fidx_error *err)
+{
+	if (opts->follow || opts->follow_all) {
+		fidx_fail(err, ENOTSUP, "--follow: a Windows scan records symlinks and junctions"
+			  " and never follows them");
+		return NULL;
+	}
+	if (opts->no_stat) {
+		fidx_fail(err, ENOTSUP, "--no-stat: a Windows listing gives the metadata with the"
+			  " names, so the Windows build always records it");
+		return NULL;
+	}
+	struct fidx_win_source_opts w = {.xdev = opts->xdev, .streams = true,
+					 .excludes = opts->excludes};
+	return fidx_win_source_new(&w, err);
+}

@@ -219,6 +219,9 @@ static int run(int argc, char **argv, const struct fidx_command **cmd)
 
 int main(int argc, char **argv)
 {
+#ifdef _WIN32
+	fidx_win_start(&argc, &argv);
+#endif
 	const struct fidx_command *cmd = NULL;
 	int status = run(argc, argv, &cmd);
 	/* Output that could not be written is an error, --help and --version too. */
