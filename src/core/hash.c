@@ -19,15 +19,17 @@
  * whether the file grew).  The reset/update/final steps are public too, for
  * blocks that another thread read (hashio.c) or that a Windows reader read
  * from a handle.  fidx allocates nothing per file.  (OpenSSL 3.0 itself
- * frees and re-allocates a digest's small provider state inside every
- * EVP_DigestInit_ex2(); init, one-byte update and final together measured
- * ~130 ns per digest, against several microseconds for the open, read and
- * close of a file.)  The read size is the one measured in docs/BENCHMARKS.md
+ * frees and re-allocates a digest's small provider state at every reset;
+ * reset, one-byte update and final together measured ~130 ns per digest,
+ * against several microseconds for the open, read and close of a file.)  The read size is the one measured in docs/BENCHMARKS.md
  * (section "read size").
  *
  * XXH128 is stored in its canonical form (big-endian bytes), the form that
  * `xxh128sum` prints, so hex(xxh128) in the database matches that tool.
  * Windows has no libxxhash: there the header is compiled in (XXH_INLINE_ALL).
+ *
+ * The digests' names and lengths (record.h) and digest lists are here too,
+ * so that hashing, this file and its backend, needs nothing else of fidx.
  */
 #include "hash.h"
 
@@ -213,6 +215,39 @@ hasher_fail:
 out:
 	*bytes = total;
 	return ret;
+}
+
+/* Each digest's name and length (record.h). */
+static const struct {
+	const char *name; /* lower case, as the database's column */
+	size_t len;       /* bytes */
+} digests[FIDX_NDIGESTS] = {
+	[FIDX_MD5] = {"md5", 16},
+	[FIDX_SHA1] = {"sha1", 20},
+	[FIDX_SHA256] = {"sha256", 32},
+	[FIDX_SHA512] = {"sha512", 64},
+	[FIDX_XXH128] = {"xxh128", 16},
+};
+
+/* Returns the length in bytes of digest d. */
+size_t fidx_digest_len(enum fidx_digest d)
+{
+	return digests[d].len;
+}
+
+/* Returns the lower-case name of digest d. */
+const char *fidx_digest_name(enum fidx_digest d)
+{
+	return digests[d].name;
+}
+
+/* Returns the digest called name, or -1. */
+int fidx_digest_parse(const char *name)
+{
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		if (strcmp(name, digests[d].name) == 0)
+			return d;
+	return -1;
 }
 
 /*
