@@ -8,6 +8,8 @@
 #                        throwaway PostgreSQL server), end-to-end suite,
 #                        the same under ASan+UBSan, the threaded core (unit tests and
 #                        the e2e scripts marked 'e2e: tsan') under TSan
+#   make cng-check       the Windows crypto backend (CNG) built with MinGW-w64 and run under
+#                        Wine: known answers, files against coreutils (tests/windows/run)
 #   make alloc-check     an allocation failure at every allocation site of fidx's code
 #                        in turn, for scan, dupes, check, du, find, export, report and
 #                        verify (a short version runs in make check's e2e suite)
@@ -101,7 +103,8 @@ $(BUILD)/obj/tool/builtin/browse.o: LAYER_CFLAGS = $(TOOL_INC) $(CRYPTO_CFLAGS) 
 
 obj = $(patsubst src/%.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJS     := $(call obj,$(sort $(wildcard src/lib/*.c)))
-# The Windows build's own files (*_win.c, hash_cng.c: mk/windows.mk) are not Linux's.
+# The Windows build's own files (*_win.c, hash_cng.c: mk/windows.mk) are not Linux's; the
+# crypto backend here is OpenSSL's (hash_openssl.c).
 CORE_OBJS    := $(call obj,$(filter-out %_win.c src/core/hash_cng.c,$(sort $(wildcard src/core/*.c))))
 STORE_OBJS   := $(call obj,$(sort $(filter-out %_win.c,$(wildcard src/store/*.c)) $(wildcard src/store/postgres/*.c) \
 		  $(filter-out src/store/sqlite/schema-objects.c,$(wildcard src/store/sqlite/*.c)))) \
@@ -286,6 +289,13 @@ torture: $(BUILD)/fidx $(BUILD)/tests/race-shim.so
 # other commands).  docs/TESTING.md has the figures.
 alloc-check: $(BUILD)/fidx $(BUILD)/allocfail/fidx
 	FIDX=$(abspath $(BUILD)/fidx) FIDX_ALLOC_ALL=1 $(PYTHON) tests/e2e/t_allocsites.py
+
+# The Windows crypto backend (src/core/hash_cng.c) under Wine, apart from the Windows build:
+# the known answers of tests/core/hash_vectors.h, random files against coreutils and xxhsum
+# (tests/windows/run; CNG_BENCH=1 adds bench/windows/read-hash.c on a 256 MiB file).
+.PHONY: cng-check
+cng-check:
+	OUT=$(BUILD)/windows-cng tests/windows/run $(if $(CNG_BENCH),--bench)
 
 # The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
 # version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a

@@ -1,30 +1,35 @@
 /*
- * hash.c - every requested digest of a file in one read pass.
+ * hash.c - every requested digest of a file in one read pass (hash.h): the
+ * hasher, shared by both crypto backends.
  *
  * A hasher holds, for one hash worker, everything that hashing a file needs,
  * made once in fidx_hasher_create() and reused for every file:
  *
  *	mask       which digests to compute (bits 1u << enum fidx_digest)
- *	md[d]      the EVP_MD of each selected cryptographic digest, fetched once
- *	ctx[d]     one EVP_MD_CTX per selected cryptographic digest
+ *	dg[d]      one digester per selected cryptographic digest: the crypto
+ *	           backend's (hash_openssl.c, EVP; hash_cng.c, CNG)
  *	xxh        one XXH3 streaming state, when XXH128 is selected
  *	buf        the read buffer: FIDX_HASH_READ_SIZE bytes, page-aligned
  *
- * Hashing a file re-initialises each context in place (EVP_DigestInit_ex2(),
+ * Hashing a file re-initialises each digest in place (fidx_digester_reset(),
  * XXH3_128bits_reset()), then reads the file block by block and feeds every
  * block to every selected digest while the block is still in cache.  The
  * size the walk saw ends the reading: a small file costs one read(), not a
  * second one to meet end of file (the caller's fstat() afterwards tells
  * whether the file grew).  The reset/update/final steps are public too, for
- * blocks that another thread read (hashio.c).  fidx
- * allocates nothing per file.  (OpenSSL 3.0 itself frees and re-allocates a
- * digest's small provider state inside every EVP_DigestInit_ex2(); init,
- * one-byte update and final together measured ~130 ns per digest, against
- * several microseconds for the open, read and close of a file.)  The read
- * size is the one measured in docs/BENCHMARKS.md (section "read size").
+ * blocks that another thread read (hashio.c) or that a Windows reader read
+ * from a handle.  fidx allocates nothing per file.  (OpenSSL 3.0 itself
+ * frees and re-allocates a digest's small provider state at every reset;
+ * reset, one-byte update and final together measured ~130 ns per digest,
+ * against several microseconds for the open, read and close of a file.)  The read size is the one measured in docs/BENCHMARKS.md
+ * (section "read size").
  *
  * XXH128 is stored in its canonical form (big-endian bytes), the form that
  * `xxh128sum` prints, so hex(xxh128) in the database matches that tool.
+ * Windows has no libxxhash: there the header is compiled in (XXH_INLINE_ALL).
+ *
+ * The digests' names and lengths (record.h) and digest lists are here too,
+ * so that hashing, this file and its backend, needs nothing else of fidx.
  */
 #include "hash.h"
 
@@ -34,8 +39,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#ifdef _WIN32
+#define XXH_INLINE_ALL /* libxxhash's header is the whole library */
+#endif
 #include <xxhash.h>
 
 /* Alignment of the read buffer: a page, so reads can be served page by page. */
@@ -44,39 +50,36 @@
 /* The cryptographic digests are the ones before FIDX_XXH128. */
 #define NCRYPTO FIDX_XXH128
 
-/* OpenSSL's name of each cryptographic digest. */
-static const char *const evp_names[NCRYPTO] = {
-	[FIDX_MD5] = "MD5",
-	[FIDX_SHA1] = "SHA1",
-	[FIDX_SHA256] = "SHA256",
-	[FIDX_SHA512] = "SHA512",
-};
-
 struct fidx_hasher {
-	unsigned mask;            /* digests computed, bits 1u << enum fidx_digest */
-	EVP_MD *md[NCRYPTO];      /* fetched digest, NULL when not in mask */
-	EVP_MD_CTX *ctx[NCRYPTO]; /* its context, NULL when not in mask */
-	XXH3_state_t *xxh;        /* XXH3 state, NULL when XXH128 is not in mask */
-	unsigned char *buf;       /* read buffer, FIDX_HASH_READ_SIZE bytes */
+	unsigned mask;                     /* digests computed, bits 1u << enum fidx_digest */
+	struct fidx_digester *dg[NCRYPTO]; /* each digest's state, NULL when not in mask */
+	XXH3_state_t *xxh;                 /* XXH3 state, NULL when XXH128 is not in mask */
+	unsigned char *buf;                /* read buffer, FIDX_HASH_READ_SIZE bytes */
 };
 
-/* Sets libcrypto up before anything uses it (hash.h). */
-int fidx_crypto_start(void)
+/* Allocates the page-aligned read buffer.  Returns NULL (ENOMEM) on failure. */
+static unsigned char *buf_alloc(void)
 {
-	/* OpenSSL 3.0 falls back to a half-made default context when making it
-	 * fails, and crashes in it: made here first, where a failure is told. */
-	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL) ||
-	    !OSSL_LIB_CTX_get0_global_default()) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
+#ifdef _WIN32
+	return _aligned_malloc(FIDX_HASH_READ_SIZE, READ_ALIGN); /* no C11 aligned_alloc */
+#else
+	return aligned_alloc(READ_ALIGN, FIDX_HASH_READ_SIZE);
+#endif
+}
+
+/* Frees what buf_alloc() returned.  NULL is allowed. */
+static void buf_free(unsigned char *buf)
+{
+#ifdef _WIN32
+	_aligned_free(buf);
+#else
+	free(buf);
+#endif
 }
 
 /*
  * Makes a hasher for mask.  Returns NULL with errno EINVAL for a bit that
- * names no digest, EOPNOTSUPP when libcrypto does not provide a digest (a
- * FIPS-only configuration without MD5, for example), ENOMEM otherwise.
+ * names no digest, else fidx_digester_create()'s errno (EOPNOTSUPP, ENOMEM).
  */
 struct fidx_hasher *fidx_hasher_create(unsigned mask)
 {
@@ -86,30 +89,16 @@ struct fidx_hasher *fidx_hasher_create(unsigned mask)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (fidx_crypto_start() < 0)
-		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
 	h->mask = mask;
-	h->buf = aligned_alloc(READ_ALIGN, FIDX_HASH_READ_SIZE);
+	h->buf = buf_alloc();
 	if (!h->buf)
 		goto fail;
-	for (int d = 0; d < NCRYPTO; d++) {
-		if (!(mask & (1u << d)))
-			continue;
-		h->md[d] = EVP_MD_fetch(NULL, evp_names[d], NULL);
-		if (!h->md[d]) {
-			errno = EOPNOTSUPP;
+	for (int d = 0; d < NCRYPTO; d++)
+		if ((mask & (1u << d)) && !(h->dg[d] = fidx_digester_create(d)))
 			goto fail;
-		}
-		/* Initialised now so that a broken provider fails here, once. */
-		h->ctx[d] = EVP_MD_CTX_new();
-		if (!h->ctx[d] || !EVP_DigestInit_ex2(h->ctx[d], h->md[d], NULL)) {
-			errno = ENOMEM;
-			goto fail;
-		}
-	}
 	if (mask & (1u << FIDX_XXH128)) {
 		h->xxh = XXH3_createState();
 		if (!h->xxh) {
@@ -131,47 +120,46 @@ void fidx_hasher_destroy(struct fidx_hasher *h)
 
 	if (!h)
 		return;
-	for (int d = 0; d < NCRYPTO; d++) {
-		EVP_MD_CTX_free(h->ctx[d]);
-		EVP_MD_free(h->md[d]);
-	}
+	for (int d = 0; d < NCRYPTO; d++)
+		fidx_digester_destroy(h->dg[d]);
 	XXH3_freeState(h->xxh);
-	free(h->buf);
+	buf_free(h->buf);
 	free(h);
 	errno = saved;
 }
 
+/* Starts a new message in every digest of h (hash.h). */
 int fidx_hasher_reset(struct fidx_hasher *h)
 {
 	for (int d = 0; d < NCRYPTO; d++)
-		if (h->ctx[d] && !EVP_DigestInit_ex2(h->ctx[d], h->md[d], NULL))
-			goto crypto_fail;
-	if (h->xxh && XXH3_128bits_reset(h->xxh) != XXH_OK)
-		goto crypto_fail;
+		if (h->dg[d] && fidx_digester_reset(h->dg[d]) < 0)
+			return -1;
+	if (h->xxh && XXH3_128bits_reset(h->xxh) != XXH_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
 	return 0;
-crypto_fail:
-	errno = ENOMEM;
-	return -1;
 }
 
+/* Adds a block to every digest of h (hash.h). */
 int fidx_hasher_update(struct fidx_hasher *h, const void *data, size_t len)
 {
 	for (int d = 0; d < NCRYPTO; d++)
-		if (h->ctx[d] && !EVP_DigestUpdate(h->ctx[d], data, len))
-			goto crypto_fail;
-	if (h->xxh && XXH3_128bits_update(h->xxh, data, len) != XXH_OK)
-		goto crypto_fail;
+		if (h->dg[d] && fidx_digester_update(h->dg[d], data, len) < 0)
+			return -1;
+	if (h->xxh && XXH3_128bits_update(h->xxh, data, len) != XXH_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
 	return 0;
-crypto_fail:
-	errno = ENOMEM;
-	return -1;
 }
 
+/* Writes every digest of h's mask into out[d] (hash.h). */
 int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX])
 {
 	for (int d = 0; d < NCRYPTO; d++)
-		if (h->ctx[d] && !EVP_DigestFinal_ex(h->ctx[d], out[d], NULL))
-			goto crypto_fail;
+		if (h->dg[d] && fidx_digester_final(h->dg[d], out[d]) < 0)
+			return -1;
 	if (h->xxh) {
 		XXH128_canonical_t canon;
 
@@ -179,17 +167,14 @@ int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIG
 		memcpy(out[FIDX_XXH128], canon.digest, sizeof(canon.digest));
 	}
 	return 0;
-crypto_fail:
-	errno = ENOMEM;
-	return -1;
 }
 
 /*
  * Hashes fd (see hash.h).  read() is retried on EINTR; a short read is simply
  * a smaller block.  *bytes is set on failure too, to the bytes read before
  * it.  Digests outside the mask are not written.  Returns 0, -1 with the
- * read's errno, or -2 when libcrypto failed (out of memory: its built-in
- * digests fail on nothing else), which is no property of the file.
+ * read's errno, or -2 when the crypto library failed (out of memory: its
+ * built-in digests fail on nothing else), which is no property of the file.
  */
 int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,
@@ -230,6 +215,39 @@ hasher_fail:
 out:
 	*bytes = total;
 	return ret;
+}
+
+/* Each digest's name and length (record.h). */
+static const struct {
+	const char *name; /* lower case, as the database's column */
+	size_t len;       /* bytes */
+} digests[FIDX_NDIGESTS] = {
+	[FIDX_MD5] = {"md5", 16},
+	[FIDX_SHA1] = {"sha1", 20},
+	[FIDX_SHA256] = {"sha256", 32},
+	[FIDX_SHA512] = {"sha512", 64},
+	[FIDX_XXH128] = {"xxh128", 16},
+};
+
+/* Returns the length in bytes of digest d. */
+size_t fidx_digest_len(enum fidx_digest d)
+{
+	return digests[d].len;
+}
+
+/* Returns the lower-case name of digest d. */
+const char *fidx_digest_name(enum fidx_digest d)
+{
+	return digests[d].name;
+}
+
+/* Returns the digest called name, or -1. */
+int fidx_digest_parse(const char *name)
+{
+	for (int d = 0; d < FIDX_NDIGESTS; d++)
+		if (strcmp(name, digests[d].name) == 0)
+			return d;
+	return -1;
 }
 
 /*

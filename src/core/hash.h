@@ -1,10 +1,26 @@
 /*
- * hash.h - every requested digest of a file in one read pass.
+ * hash.h - every requested digest of a file in one read pass, and the one
+ * seam between fidx and a cryptographic library.
  *
- * A fidx_hasher is one thread's set of digest contexts and read buffer: it
- * is made once per hash worker and reused for every file, so that no context
- * or buffer is allocated per file.  Cryptographic digests use OpenSSL's EVP
- * interface, XXH128 uses libxxhash's XXH3 streaming API.
+ * Two levels:
+ *
+ *   fidx_digester   one cryptographic digest (MD5, SHA-1, SHA-256, SHA-512)
+ *                   computed incrementally: the crypto backend.  The seal,
+ *                   push's UUIDs and the hasher below use it, and nothing else
+ *                   in fidx names a crypto library.
+ *   fidx_hasher     one thread's set of digests and read buffer: every digest
+ *                   of a mask (XXH128 too) updated from each block.  It is made
+ *                   once per hash worker and reused for every file, so that no
+ *                   context or buffer is allocated per file (hash.c).
+ *
+ * The backend is one file, chosen by the build:
+ *
+ *   hash_openssl.c  Linux: OpenSSL's EVP interface (libcrypto)
+ *   hash_cng.c      Windows: CNG (bcrypt.dll), providers opened once
+ *
+ * XXH128 is libxxhash's XXH3 streaming API in both (header-only on Windows).
+ * A reader needs only create, reset, update and final: fidx_hash_fd() is the
+ * POSIX one (a descriptor); a Windows reader feeds its own blocks.
  */
 #ifndef FIDX_HASH_H
 #define FIDX_HASH_H
@@ -23,19 +39,50 @@
 #define FIDX_HASH_READ_SIZE (64 * 1024)
 
 struct fidx_hasher;
+struct fidx_digester;
 
 /*
- * Sets libcrypto up (its default context) before anything uses it: made
- * lazily inside a later call, a failure there (out of memory) leaves OpenSSL
- * 3.0 unusable, a crash rather than an error.  Called by
- * fidx_hasher_create() and the sealer; a program calls it first.  Returns
- * 0, or -1 (ENOMEM).
+ * Sets the crypto library up before anything uses it, in one thread, and
+ * makes SHA-256 ready.  OpenSSL: its default context and the default
+ * provider (made lazily inside a later call, a failure there leaves OpenSSL
+ * 3.0 unusable, a crash rather than an error).  CNG: the algorithm providers
+ * of the four digests, opened once for the life of the process.  Called
+ * again by fidx_digester_create(); a program calls it first.  Returns 0, or
+ * -1 with errno ENOMEM (or EOPNOTSUPP: CNG lacks an algorithm).
  */
 int fidx_crypto_start(void);
 
+/* The crypto library's name and version, for --version (a static string). */
+const char *fidx_crypto_library(void);
+
+/*
+ * Makes a digester of the cryptographic digest d (FIDX_MD5 ... FIDX_SHA512),
+ * its message started.  Returns NULL with errno EINVAL (d is XXH128 or no
+ * digest), EOPNOTSUPP (the library does not provide d: a FIPS-only OpenSSL
+ * without MD5, for example) or ENOMEM.
+ */
+struct fidx_digester *fidx_digester_create(enum fidx_digest d);
+
+/* Frees a digester, keeping errno.  NULL is allowed. */
+void fidx_digester_destroy(struct fidx_digester *g);
+
+/* Starts a new message, also in the middle of one.  Returns 0, or -1 (ENOMEM). */
+int fidx_digester_reset(struct fidx_digester *g);
+
+/* Adds len bytes at data to the message.  Returns 0, or -1 (ENOMEM). */
+int fidx_digester_update(struct fidx_digester *g, const void *data, size_t len);
+
+/*
+ * Writes the digest of the message into out (fidx_digest_len() bytes); the
+ * message ends, and the next one needs fidx_digester_reset().  Returns 0, or
+ * -1 (ENOMEM).
+ */
+int fidx_digester_final(struct fidx_digester *g, uint8_t *out);
+
 /*
  * Makes a hasher for the digests in mask (bits 1u << enum fidx_digest).
- * Returns NULL with errno set on failure.
+ * Returns NULL with errno set on failure (fidx_digester_create()'s, or
+ * EINVAL for a bit that names no digest).
  */
 struct fidx_hasher *fidx_hasher_create(unsigned mask);
 
@@ -44,7 +91,8 @@ void fidx_hasher_destroy(struct fidx_hasher *h);
 
 /*
  * Starts a new message in every digest of h.  Returns 0, or -1 with errno
- * ENOMEM (libcrypto failed: for its built-in digests, only out of memory).
+ * ENOMEM (the crypto library failed: for its built-in digests, only out of
+ * memory).
  */
 int fidx_hasher_reset(struct fidx_hasher *h);
 
@@ -69,8 +117,8 @@ int fidx_hasher_final(struct fidx_hasher *h, uint8_t out[FIDX_NDIGESTS][FIDX_DIG
  * is not NULL it is checked before every read, so that a huge file does not
  * hold up an interrupted scan.  Returns 0; -1 with errno set when a read
  * failed, or ECANCELED when cancel became true (out is then undefined); or
- * -2 when the digests could not be computed (libcrypto out of memory): no
- * fault of the file, to be treated as the caller's own failure.
+ * -2 when the digests could not be computed (the crypto library out of
+ * memory): no fault of the file, to be treated as the caller's own failure.
  */
 int fidx_hash_fd(struct fidx_hasher *h, int fd, uint64_t expect,
 		 uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX], uint64_t *bytes,

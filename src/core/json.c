@@ -4,8 +4,8 @@
  */
 #include "json.h"
 
-#include <openssl/evp.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +38,31 @@ void fidx_json_string(FILE *out, const char *s)
 	putc_unlocked('"', out);
 }
 
+/*
+ * Writes the base64 (RFC 4648, padded) of len bytes at in into out, and a
+ * NUL: (len + 2) / 3 * 4 + 1 bytes in all.
+ */
+static void base64(char *out, const unsigned char *in, size_t len)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (; len >= 3; in += 3, len -= 3) {
+		uint32_t v = (uint32_t)in[0] << 16 | (uint32_t)in[1] << 8 | in[2];
+		*out++ = alphabet[v >> 18];
+		*out++ = alphabet[v >> 12 & 63];
+		*out++ = alphabet[v >> 6 & 63];
+		*out++ = alphabet[v & 63];
+	}
+	if (len) {
+		uint32_t v = (uint32_t)in[0] << 16 | (len == 2 ? (uint32_t)in[1] << 8 : 0);
+		*out++ = alphabet[v >> 18];
+		*out++ = alphabet[v >> 12 & 63];
+		*out++ = len == 2 ? alphabet[v >> 6 & 63] : '=';
+		*out++ = '=';
+	}
+	*out = '\0';
+}
+
 /* Returns whether s is valid UTF-8 throughout. */
 static int valid_utf8(const char *s)
 {
@@ -59,16 +84,16 @@ void fidx_json_path(FILE *out, const char *key, const char *path)
 	if (valid_utf8(path))
 		return;
 	size_t len = strlen(path);
-	/* EVP_EncodeBlock writes 4 bytes per 3 and a NUL. */
-	unsigned char small[1024], *b64 = small;
+	/* base64 writes 4 bytes per 3 and a NUL. */
+	char small[1024], *b64 = small;
 	size_t need = (len + 2) / 3 * 4 + 1;
 	if (need > sizeof(small) && !(b64 = malloc(need))) {
 		/* Cannot happen for a name the kernel gave; keep the output valid JSON. */
 		fprintf(out, ",\"%s_base64\":null", key);
 		return;
 	}
-	EVP_EncodeBlock(b64, (const unsigned char *)path, (int)len);
-	fprintf(out, ",\"%s_base64\":\"%s\"", key, (const char *)b64);
+	base64(b64, (const unsigned char *)path, len);
+	fprintf(out, ",\"%s_base64\":\"%s\"", key, b64);
 	if (b64 != small)
 		free(b64);
 }

@@ -6,11 +6,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "row.h"
 #include "sysinfo.h"
 
@@ -30,13 +30,11 @@ static int uuid_of_seal(const uint8_t *seal, size_t len, char out[FIDX_UUID_TEXT
 			struct fidx_error *err)
 {
 	static const char tag[] = "fidx scan ";
-	uint8_t md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-		 EVP_DigestUpdate(ctx, tag, sizeof(tag) - 1) && EVP_DigestUpdate(ctx, seal, len) &&
-		 EVP_DigestFinal_ex(ctx, md, &mdlen);
-	EVP_MD_CTX_free(ctx);
+	uint8_t md[FIDX_DIGEST_MAX];
+	struct fidx_digester *g = fidx_digester_create(FIDX_SHA256);
+	int ok = g && fidx_digester_update(g, tag, sizeof(tag) - 1) == 0 &&
+		 fidx_digester_update(g, seal, len) == 0 && fidx_digester_final(g, md) == 0;
+	fidx_digester_destroy(g);
 	if (!ok)
 		return fidx_fail(err, EIO, "cannot hash a seal into a UUID");
 	md[6] = (uint8_t)((md[6] & 0x0f) | 0x80); /* version 8 */

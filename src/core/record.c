@@ -1,5 +1,6 @@
 /*
- * record.c - the inventory entry: digest names, type letters, ownership.
+ * record.c - the inventory entry: type letters, ownership (its digests' names
+ * are hash.c's).
  */
 #include "record.h"
 
@@ -8,35 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const struct {
-	const char *name;
-	size_t len;
-} digests[FIDX_NDIGESTS] = {
-	[FIDX_MD5] = {"md5", 16},
-	[FIDX_SHA1] = {"sha1", 20},
-	[FIDX_SHA256] = {"sha256", 32},
-	[FIDX_SHA512] = {"sha512", 64},
-	[FIDX_XXH128] = {"xxh128", 16},
-};
-
-size_t fidx_digest_len(enum fidx_digest d)
-{
-	return digests[d].len;
-}
-
-const char *fidx_digest_name(enum fidx_digest d)
-{
-	return digests[d].name;
-}
-
-int fidx_digest_parse(const char *name)
-{
-	for (int d = 0; d < FIDX_NDIGESTS; d++)
-		if (strcmp(name, digests[d].name) == 0)
-			return d;
-	return -1;
-}
 
 char fidx_type_of_mode(uint32_t mode)
 {

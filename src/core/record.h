@@ -98,6 +98,8 @@ struct fidx_record {
 #define FIDX_ERROR_NOT_HASHED "not hashed: scan interrupted"
 
 
+/* The digests' names and lengths (defined in hash.c, with the hasher). */
+
 /* Returns the length in bytes of digest d. */
 size_t fidx_digest_len(enum fidx_digest d);
 

@@ -37,7 +37,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,8 +137,7 @@ void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f
 struct fidx_seal_lines {
 	fidx_seal_quote_fn *quote;  /* formats OTHER fields */
 	void *quote_arg;
-	EVP_MD *sha256;             /* fetched once */
-	EVP_MD_CTX *one;            /* one row's hash */
+	struct fidx_digester *one;  /* one row's hash (SHA-256) */
 	char *line;                 /* the current line (not NUL-terminated), room for its '\n' */
 	size_t len, cap;            /* its length and the buffer's size */
 };
@@ -154,8 +152,7 @@ struct fidx_seal_lines *fidx_seal_lines_new(fidx_seal_quote_fn *quote, void *arg
 	}
 	l->quote = quote;
 	l->quote_arg = arg;
-	if (fidx_crypto_start() < 0 || !(l->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) ||
-	    !(l->one = EVP_MD_CTX_new())) {
+	if (!(l->one = fidx_digester_create(FIDX_SHA256))) {
 		fidx_seal_lines_free(l);
 		fidx_fail(err, ENOMEM, "cannot set up SHA-256: out of memory");
 		return NULL;
@@ -167,8 +164,7 @@ void fidx_seal_lines_free(struct fidx_seal_lines *l)
 {
 	if (!l)
 		return;
-	EVP_MD_CTX_free(l->one);
-	EVP_MD_free(l->sha256);
+	fidx_digester_destroy(l->one);
 	free(l->line);
 	free(l);
 }
@@ -296,9 +292,9 @@ int fidx_seal_line(struct fidx_seal_lines *l, const struct fidx_seal_column *col
 int fidx_seal_row_hash(struct fidx_seal_lines *l, uint8_t out[FIDX_ROW_HASH_LEN],
 		       struct fidx_error *err)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	if (!EVP_DigestInit_ex2(l->one, l->sha256, NULL) ||
-	    !EVP_DigestUpdate(l->one, l->line, l->len) || !EVP_DigestFinal_ex(l->one, md, NULL))
+	uint8_t md[FIDX_SEAL_LEN];
+	if (fidx_digester_reset(l->one) < 0 || fidx_digester_update(l->one, l->line, l->len) < 0 ||
+	    fidx_digester_final(l->one, md) < 0)
 		return fidx_fail(err, ENOMEM, "cannot compute SHA-256");
 	memcpy(out, md, FIDX_ROW_HASH_LEN);
 	return 0;
@@ -306,21 +302,17 @@ int fidx_seal_row_hash(struct fidx_seal_lines *l, uint8_t out[FIDX_ROW_HASH_LEN]
 
 /* A running seal. */
 struct fidx_seal_sum {
-	EVP_MD_CTX *ctx;
+	struct fidx_digester *all; /* SHA-256 of the lines so far */
 };
 
 struct fidx_seal_sum *fidx_seal_sum_new(struct fidx_error *err)
 {
 	struct fidx_seal_sum *sum = calloc(1, sizeof(*sum));
-	EVP_MD *sha256 = NULL;
-	if (!sum || fidx_crypto_start() < 0 || !(sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) ||
-	    !(sum->ctx = EVP_MD_CTX_new()) || !EVP_DigestInit_ex2(sum->ctx, sha256, NULL)) {
-		EVP_MD_free(sha256);
+	if (!sum || !(sum->all = fidx_digester_create(FIDX_SHA256))) {
 		fidx_seal_sum_free(sum);
 		fidx_fail(err, ENOMEM, "cannot set up SHA-256: out of memory");
 		return NULL;
 	}
-	EVP_MD_free(sha256);
 	return sum;
 }
 
@@ -330,7 +322,7 @@ int fidx_seal_sum_line(struct fidx_seal_sum *sum, struct fidx_seal_lines *l,
 	if (reserve(l, 1, err) < 0)
 		return -1;
 	l->line[l->len] = '\n';
-	if (!EVP_DigestUpdate(sum->ctx, l->line, l->len + 1))
+	if (fidx_digester_update(sum->all, l->line, l->len + 1) < 0)
 		return fidx_fail(err, ENOMEM, "cannot compute SHA-256");
 	return 0;
 }
@@ -338,7 +330,7 @@ int fidx_seal_sum_line(struct fidx_seal_sum *sum, struct fidx_seal_lines *l,
 int fidx_seal_sum_end(struct fidx_seal_sum *sum, uint8_t seal[FIDX_SEAL_LEN],
 		      struct fidx_error *err)
 {
-	int ok = EVP_DigestFinal_ex(sum->ctx, seal, NULL);
+	int ok = fidx_digester_final(sum->all, seal) == 0;
 	fidx_seal_sum_free(sum);
 	return ok ? 0 : fidx_fail(err, ENOMEM, "cannot compute SHA-256");
 }
@@ -347,7 +339,7 @@ void fidx_seal_sum_free(struct fidx_seal_sum *sum)
 {
 	if (!sum)
 		return;
-	EVP_MD_CTX_free(sum->ctx);
+	fidx_digester_destroy(sum->all);
 	free(sum);
 }
 
@@ -358,7 +350,7 @@ void fidx_seal_sum_free(struct fidx_seal_sum *sum)
 /* The running seal of one scan. */
 struct scan_seal {
 	int64_t scan_id;  /* the scan */
-	EVP_MD_CTX *all;  /* SHA-256 of its lines so far */
+	struct fidx_digester *all; /* SHA-256 of its lines so far */
 };
 
 /*
@@ -395,7 +387,7 @@ struct fidx_sealer {
 	/* The hasher thread. */
 	bool started;               /* it runs */
 	pthread_t tid;              /* the thread */
-	EVP_MD_CTX *hone;           /* its context for row hashes */
+	struct fidx_digester *hone; /* its SHA-256 for row hashes */
 	pthread_mutex_t lock;       /* guards submitted, hashed, done, failed */
 	pthread_cond_t cond;        /* broadcast whenever one of them changes */
 	size_t submitted;           /* batches handed to the hasher */
@@ -410,7 +402,7 @@ struct fidx_sealer {
  */
 static int hash_batch(struct fidx_sealer *z, struct slot *s)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
+	uint8_t md[FIDX_SEAL_LEN];
 	struct fidx_error err;
 	size_t start = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -433,10 +425,10 @@ static int hash_batch(struct fidx_sealer *z, struct slot *s)
 			len = s->end[i] - start;
 			start = s->end[i];
 		}
-		if (!EVP_DigestUpdate(s->scan[i]->all, line, len) ||
-		    !EVP_DigestInit_ex2(z->hone, z->l->sha256, NULL) ||
-		    !EVP_DigestUpdate(z->hone, line, len - 1) ||
-		    !EVP_DigestFinal_ex(z->hone, md, NULL))
+		if (fidx_digester_update(s->scan[i]->all, line, len) < 0 ||
+		    fidx_digester_reset(z->hone) < 0 ||
+		    fidx_digester_update(z->hone, line, len - 1) < 0 ||
+		    fidx_digester_final(z->hone, md) < 0)
 			return -1;
 		memcpy(s->hash[i], md, FIDX_ROW_HASH_LEN);
 	}
@@ -615,7 +607,7 @@ struct fidx_sealer *fidx_sealer_new(fidx_seal_put_fn *put, void *arg, struct fid
 		free(z);
 		return NULL;
 	}
-	if (!(z->hone = EVP_MD_CTX_new())) {
+	if (!(z->hone = fidx_digester_create(FIDX_SHA256))) {
 		fidx_seal_lines_free(z->hl);
 		fidx_seal_lines_free(z->l);
 		free(z);
@@ -647,7 +639,7 @@ static ssize_t find_scan(const struct fidx_sealer *z, int64_t scan_id)
 /* Drops the seal of scan i (no batch of it in flight). */
 static void drop_scan(struct fidx_sealer *z, size_t i)
 {
-	EVP_MD_CTX_free(z->scan[i]->all);
+	fidx_digester_destroy(z->scan[i]->all);
 	free(z->scan[i]);
 	z->scan[i] = z->scan[--z->nscan];
 }
@@ -681,10 +673,7 @@ int fidx_sealer_begin(struct fidx_sealer *z, int64_t scan_id, struct fidx_error 
 		z->scan = p;
 		z->capscan = cap;
 	}
-	if (!(c = calloc(1, sizeof(*c))) || !(c->all = EVP_MD_CTX_new()) ||
-	    !EVP_DigestInit_ex2(c->all, z->l->sha256, NULL)) {
-		if (c)
-			EVP_MD_CTX_free(c->all);
+	if (!(c = calloc(1, sizeof(*c))) || !(c->all = fidx_digester_create(FIDX_SHA256))) {
 		free(c);
 		return fidx_fail(err, ENOMEM, "cannot set up SHA-256: out of memory");
 	}
@@ -741,8 +730,8 @@ int fidx_sealer_end(struct fidx_sealer *z, int64_t scan_id, const struct fidx_se
 	if (reserve(z->l, 1, err) < 0)
 		return -1;
 	z->l->line[z->l->len] = '\n';
-	if (!EVP_DigestUpdate(c->all, z->l->line, z->l->len + 1) ||
-	    !EVP_DigestFinal_ex(c->all, seal, NULL))
+	if (fidx_digester_update(c->all, z->l->line, z->l->len + 1) < 0 ||
+	    fidx_digester_final(c->all, seal) < 0)
 		return fidx_fail(err, ENOMEM, "cannot compute SHA-256");
 	drop_scan(z, (size_t)i);
 	return 0;
@@ -767,7 +756,7 @@ void fidx_sealer_free(struct fidx_sealer *z)
 		free(z->slot[i].field);
 		free(z->slot[i].bytes);
 	}
-	EVP_MD_CTX_free(z->hone);
+	fidx_digester_destroy(z->hone);
 	pthread_cond_destroy(&z->cond);
 	pthread_mutex_destroy(&z->lock);
 	fidx_seal_lines_free(z->hl);

@@ -7,8 +7,10 @@
  *                     work), fdutil.c (paths longer than PATH_MAX, RLIMIT_NOFILE)
  *   src/core/         the engine, which never prints: scan.c (walk -> hash queue ->
  *                     hashing stage -> writer queue -> store), hashio.c and hash.c
- *                     (reading and digests), queue.c, record.c and row.c (an entry,
- *                     a row and the column list), reuse.c (digests of earlier scans),
+ *                     (reading and digests; the crypto library behind
+ *                     hash_openssl.c, or hash_cng.c on Windows), queue.c,
+ *                     record.c and row.c (an entry, a row and the column list),
+ *                     reuse.c (digests of earlier scans),
  *                     seal.c (the seal's lines and hashes), select.c (the scans a
  *                     query reads), diff.c, dupes.c, findpat.c, hashlist.c, when.c,
  *                     error.c (the one error convention)
@@ -20,8 +22,7 @@
  *                     (export*.c), diffout.c, interactive.c, space.c
  *   src/tool/builtin/ one file per command (builtin.h says how to add one)
  */
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ void fidx_print_version(void)
 	printf("fidx %s\n", FIDX_VERSION);
 	for (size_t i = 0; fidx_store_library(i); i++)
 		printf("%s\n", fidx_store_library(i));
-	printf("%s\n", OpenSSL_version(OPENSSL_VERSION));
+	printf("%s\n", fidx_crypto_library());
 	printf("xxHash %u.%u.%u\n", xxh / 10000, xxh / 100 % 100, xxh % 100);
 	printf("%s\n", fidx_image_library());
 }
@@ -145,25 +146,16 @@ static const struct fidx_command *command_named(const char *name)
 	return NULL;
 }
 
-/* Sets libcrypto up (fidx_crypto_start()) and fetches SHA-256 once.  Returns 0, or -1. */
-static int crypto_start(void)
-{
-	if (fidx_crypto_start() < 0)
-		return -1;
-	EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	EVP_MD_free(md);
-	return md ? 0 : -1;
-}
-
 /*
- * Runs cmd with its arguments, libcrypto set up first when it needs it (in
- * one thread, before any other: about 1 ms, so not for the others).
+ * Runs cmd with its arguments, the crypto library set up first when it needs
+ * it (fidx_crypto_start(): in one thread, before any other; about 1 ms with
+ * OpenSSL, so not for the others).
  * Returns its exit status.
  */
 static int start(const struct fidx_command *cmd, int argc, char **argv)
 {
-	if ((cmd->setup & FIDX_CMD_CRYPTO) && crypto_start() < 0) {
-		fidx_error("cannot start OpenSSL's libcrypto: out of memory");
+	if ((cmd->setup & FIDX_CMD_CRYPTO) && fidx_crypto_start() < 0) {
+		fidx_error("cannot start %s: %s", fidx_crypto_library(), strerror(errno));
 		return cmd->failed;
 	}
 	return cmd->run(argc, argv, cmd);

@@ -1,9 +1,9 @@
 /*
  * test_hash.c - unit tests of the hashing module (src/core/hash.c).
  *
- * Expected digests never come from the code under test: the empty and "abc"
- * inputs use the published test vectors (RFC 1321, FIPS 180, xxHash's own
- * sanity values, each also checked against md5sum ... xxh128sum), and the
+ * Expected digests never come from the code under test: the known answers of
+ * hash_vectors.h (RFC 1321, FIPS 180, the others from md5sum ... xxh128sum),
+ * the same that tests/windows/hashkat.c checks on the CNG backend, and the
  * large input, a generated file just over 3 MiB that spans many read blocks
  * and ends in a partial one, is hashed at test time by md5sum, sha1sum,
  * sha256sum, sha512sum and xxh128sum (run without a shell, file on stdin).
@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "core/hash_vectors.h"
 #include "hash.h"
 
 extern char **environ;
@@ -37,24 +38,9 @@ extern char **environ;
 /* Just over 3 MiB, and not a multiple of any plausible read size. */
 #define BIG_SIZE (3u * 1024 * 1024 + 1000)
 
-/* Published vectors of the empty message and of "abc". */
-static const char *const vec_empty[FIDX_NDIGESTS] = {
-	[FIDX_MD5] = "d41d8cd98f00b204e9800998ecf8427e",
-	[FIDX_SHA1] = "da39a3ee5e6b4b0d3255bfef95601890afd80709",
-	[FIDX_SHA256] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-	[FIDX_SHA512] = "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce"
-			"47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
-	[FIDX_XXH128] = "99aa06d3014798d86001c324468d497f",
-};
-
-static const char *const vec_abc[FIDX_NDIGESTS] = {
-	[FIDX_MD5] = "900150983cd24fb0d6963f7d28e17f72",
-	[FIDX_SHA1] = "a9993e364706816aba3e25717850c26c9cd0d89d",
-	[FIDX_SHA256] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-	[FIDX_SHA512] = "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
-			"2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
-	[FIDX_XXH128] = "06b05ab6733a618578af5f94892f3950",
-};
+/* The published vectors of the empty message and of "abc" (hash_vectors.h). */
+static const char *const *const vec_empty = hash_vectors[HV_EMPTY].hex;
+static const char *const *const vec_abc = hash_vectors[HV_ABC].hex;
 
 /* The independent tool for each digest; each prints "<hex>  -" for stdin. */
 static const char *const tools[FIDX_NDIGESTS] = {
@@ -261,6 +247,75 @@ static void test_vectors(void **state)
 	hash_ok(h, file_with("abc", "abc", 3), out, 3, NULL);
 	check_digests(out, ALL_DIGESTS, vec_abc);
 	fidx_hasher_destroy(h);
+}
+
+/*
+ * Every known answer (hash_vectors.h), every digest at once, each message fed
+ * whole, in growing pieces and in pieces cut at block edges, after junk that
+ * the reset must drop; one hasher for all, so nothing leaks between messages.
+ */
+static void test_known_answers(void **state)
+{
+	uint8_t out[FIDX_NDIGESTS][FIDX_DIGEST_MAX];
+	struct fidx_hasher *h = fidx_hasher_create(ALL_DIGESTS);
+
+	(void)state;
+	assert_non_null(h);
+	for (int v = 0; v < HASH_NVECTORS; v++) {
+		size_t len;
+		unsigned char *m = hash_vector_message(&hash_vectors[v], &len);
+
+		assert_non_null(m);
+		for (int way = 0; way < HASH_VECTOR_WAYS; way++) {
+			assert_int_equal(hash_vector_hasher(h, way, m, len, out), 0);
+			check_digests(out, ALL_DIGESTS, hash_vectors[v].hex);
+		}
+		free(m);
+	}
+	fidx_hasher_destroy(h);
+}
+
+/*
+ * The single-digest API (the seal's and push's): each cryptographic digest
+ * alone gives the known answers, reset in mid-message and after a final;
+ * XXH128 and numbers past the digests are refused.
+ */
+static void test_digester(void **state)
+{
+	uint8_t out[FIDX_DIGEST_MAX];
+	char hex[2 * FIDX_DIGEST_MAX + 1];
+
+	(void)state;
+	for (int d = 0; d < FIDX_XXH128; d++) {
+		struct fidx_digester *g = fidx_digester_create(d);
+
+		assert_non_null(g);
+		for (int v = 0; v < HASH_NVECTORS; v++) {
+			size_t len;
+			unsigned char *m = hash_vector_message(&hash_vectors[v], &len);
+
+			assert_non_null(m);
+			for (int way = 0; way < HASH_VECTOR_WAYS; way++) {
+				assert_int_equal(hash_vector_digester(g, way, m, len, out), 0);
+				hash_vector_hex(out, fidx_digest_len(d), hex);
+				assert_string_equal(hex, hash_vectors[v].hex[d]);
+			}
+			free(m);
+		}
+		/* A final, then a reset with nothing in between: the empty message. */
+		assert_int_equal(fidx_digester_final(g, out), 0);
+		assert_int_equal(fidx_digester_reset(g), 0);
+		assert_int_equal(fidx_digester_final(g, out), 0);
+		hash_vector_hex(out, fidx_digest_len(d), hex);
+		assert_string_equal(hex, vec_empty[d]);
+		fidx_digester_destroy(g);
+	}
+	errno = 0;
+	assert_null(fidx_digester_create(FIDX_XXH128));
+	assert_int_equal(errno, EINVAL);
+	assert_null(fidx_digester_create(FIDX_NDIGESTS));
+	fidx_digester_destroy(NULL);
+	assert_non_null(fidx_crypto_library());
 }
 
 /* A file of many read blocks and a partial last one, against the tools. */
@@ -592,6 +647,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vectors),
+		cmocka_unit_test(test_known_answers),
+		cmocka_unit_test(test_digester),
 		cmocka_unit_test(test_large_file),
 		cmocka_unit_test(test_current_offset),
 		cmocka_unit_test(test_pipe_short_reads),
