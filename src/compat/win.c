@@ -11,10 +11,12 @@
 #include <windows.h>
 #include <bcrypt.h>
 #include <shellapi.h>
+#include <ctype.h>
 #include <fnmatch.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 
+#include "fdutil.h"
 #include "winpath.h"
 
 #undef open
@@ -115,6 +117,18 @@ static char *utf8_of_native(const wchar_t *w)
 	char *s = fidx_win_stored_path(w, wcslen(w), NULL);
 	if (!s && errno == EINVAL)
 		s = fidx_wtf8_of_utf16(w, wcslen(w), NULL);
+	return s;
+}
+
+char *fidx_win_stored(const char *path)
+{
+	if (is_stored(path))
+		return strdup(path);
+	wchar_t *w = fidx_win_wide(path);
+	if (!w)
+		return NULL;
+	char *s = utf8_of_native(w);
+	free(w);
 	return s;
 }
 
@@ -772,4 +786,49 @@ void fidx_win_start(int *argc, char ***argv)
 		*argc = n;
 		*argv = args;
 	}
+}
+
+int fnmatch(const char *pattern, const char *string, int flags)
+{
+	if (!(flags & FNM_CASEFOLD))
+		return fidx_win_glob_match(pattern, string, flags & FNM_PATHNAME) ? 0 : FNM_NOMATCH;
+	/* Case folded as glibc's C locale folds: ASCII letters, on both sides. */
+	char *p = strdup(pattern), *s = strdup(string);
+	int rc = FNM_NOMATCH;
+	if (p && s) {
+		for (char *c = p; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		for (char *c = s; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		rc = fidx_win_glob_match(p, s, flags & FNM_PATHNAME) ? 0 : FNM_NOMATCH;
+	}
+	free(p);
+	free(s);
+	return rc;
+}
+
+/* fdutil.h (src/lib, Linux's walker) on Windows: what the shared code calls of it. */
+ssize_t fidx_read_full(int fd, void *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = off < 0 ? read(fd, (char *)buf + got, (unsigned)(n - got > 1u << 30 ?
+									    1u << 30 : n - got))
+			    : pread(fd, (char *)buf + got, n - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+unsigned long fidx_raise_nofile(void)
+{
+	/* The C runtime's descriptors: 512 unless raised, 8192 at most. */
+	int n = _setmaxstdio(8192);
+	return n > 0 ? (unsigned long)n : 512;
 }

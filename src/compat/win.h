@@ -124,6 +124,14 @@ void fidx_win_start(int *argc, char ***argv);
  */
 wchar_t *fidx_win_wide(const char *path);
 
+/*
+ * path (UTF-8, as typed or stored) as a stored path: absolute
+ * (GetFullPathNameW: "." and ".." resolved as Windows resolves them, no link
+ * followed), malloc'ed; NULL with errno set.  A path that has no stored form
+ * (a device, \\.\NUL) is given as its full path in WTF-8.
+ */
+char *fidx_win_stored(const char *path);
+
 /* errno for the Win32 error e (GetLastError()). */
 int fidx_win_errno(unsigned long e);
 

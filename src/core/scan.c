@@ -678,3 +678,9 @@ out:
 			  "%s", s.errmsg[0] ? s.errmsg : "out of memory");
 	return ret;
 }
+
+void fidx_source_free(struct fidx_source *src)
+{
+	if (src)
+		src->ops->free(src);
+}

@@ -17,6 +17,9 @@
 
 char *fidx_root_path(const char *path)
 {
+#ifdef _WIN32
+	return fidx_win_stored(path);
+#endif
 	char *cwd = NULL;
 	if (path[0] != '/' && !(cwd = getcwd(NULL, 0)))
 		return NULL;

@@ -345,9 +345,3 @@ struct fidx_source *fidx_walk_source_new(const struct fidx_walk_source_opts *opt
 	src->opts = *opts;
 	return &src->base;
 }
-
-void fidx_source_free(struct fidx_source *src)
-{
-	if (src)
-		src->ops->free(src);
-}

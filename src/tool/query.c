@@ -252,6 +252,9 @@ int fidx_query_close(struct fidx_query *q)
 
 char *fidx_query_abspath(const char *arg)
 {
+#ifdef _WIN32
+	return fidx_win_stored(arg);
+#endif
 	char *cwd = NULL, *buf;
 	if (arg[0] != '/' && !(cwd = getcwd(NULL, 0)))
 		return NULL;
