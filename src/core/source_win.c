@@ -95,34 +95,6 @@ _Static_assert(sizeof(wchar_t) == sizeof(uint16_t), "Windows wide characters are
 #define STREAM_BUF (16 * 1024)    /* first size of the FILE_STREAM_INFO buffer */
 #define REPARSE_BUF (16 * 1024)   /* MAXIMUM_REPARSE_DATA_BUFFER_SIZE */
 
-/* Reparse tags (winnt.h) and the name-surrogate bit (IsReparseTagNameSurrogate). */
-#define TAG_MOUNT_POINT 0xA0000003u
-#define TAG_SYMLINK     0xA000000Cu
-#define TAG_LX_SYMLINK  0xA000001Du
-#define TAG_NAME_SURROGATE 0x20000000u
-
-/* What FSCTL_GET_REPARSE_POINT returns (REPARSE_DATA_BUFFER, a DDK header's). */
-struct reparse_data {
-	ULONG tag;
-	USHORT data_len;          /* bytes after the first 8 */
-	USHORT reserved;
-	union {
-		struct {
-			USHORT sub_off, sub_len, print_off, print_len; /* bytes, in path */
-			ULONG flags;      /* SYMLINK_FLAG_RELATIVE */
-			WCHAR path[1];
-		} symlink;
-		struct {
-			USHORT sub_off, sub_len, print_off, print_len;
-			WCHAR path[1];
-		} mount;
-		struct {
-			ULONG version;    /* 2: the target follows, UTF-8, to the end */
-			char target[1];
-		} lx;
-	};
-};
-
 struct win_source {
 	struct fidx_source base;
 	struct fidx_win_source_opts opts;
@@ -171,7 +143,7 @@ struct worker {
 	void *list;                   /* LIST_BUF bytes, 8-aligned */
 	void *streams;                /* FILE_STREAM_INFO buffer ... */
 	size_t streams_size;          /* ... of this many bytes */
-	struct reparse_data *reparse; /* REPARSE_BUF bytes */
+	void *reparse;                /* REPARSE_BUF bytes: FSCTL_GET_REPARSE_POINT's answer */
 	char *path;                   /* a child's stored path ... */
 	size_t path_cap;              /* ... bytes allocated */
 	wchar_t *native;              /* a child's native path ... */
@@ -209,9 +181,29 @@ static int out_of_memory(struct win_run *r)
 	return -1;
 }
 
+/* Win32's words for the errors a listing meets most, where the system has none (Wine). */
+static const struct {
+	DWORD code;
+	const char *text;
+} common_errors[] = {
+	{ERROR_FILE_NOT_FOUND, "The system cannot find the file specified."},
+	{ERROR_PATH_NOT_FOUND, "The system cannot find the path specified."},
+	{ERROR_ACCESS_DENIED, "Access is denied."},
+	{ERROR_SHARING_VIOLATION, "The process cannot access the file because it is being used"
+				  " by another process."},
+	{ERROR_INVALID_PARAMETER, "The parameter is incorrect."},
+	{ERROR_INVALID_NAME, "The filename, directory name, or volume label syntax is"
+			     " incorrect."},
+	{ERROR_DIRECTORY, "The directory name is invalid."},
+	{ERROR_CANT_ACCESS_FILE, "The file cannot be accessed by the system."},
+	{ERROR_NOT_A_REPARSE_POINT, "The file or directory is not a reparse point."},
+	{ERROR_CANT_RESOLVE_FILENAME, "The name of the file cannot be resolved by the system."},
+};
+
 /*
  * Writes the system's message for Win32 error code (English when the system
- * has it, without its line end) into buf (size bytes, WTF-8), or "error N".
+ * has it, without its line end) into buf (size bytes, WTF-8); else one of
+ * common_errors, else "error N".
  */
 static void win_message(DWORD code, char *buf, size_t size)
 {
@@ -224,6 +216,11 @@ static void win_message(DWORD code, char *buf, size_t size)
 	while (n > 0 && (w[n - 1] == '\r' || w[n - 1] == '\n' || w[n - 1] == ' '))
 		n--;
 	if (n == 0 || FIDX_WTF8_MAX(n) >= size) {
+		for (size_t i = 0; i < sizeof(common_errors) / sizeof(common_errors[0]); i++)
+			if (common_errors[i].code == code) {
+				snprintf(buf, size, "%s", common_errors[i].text);
+				return;
+			}
 		snprintf(buf, size, "error %lu", (unsigned long)code);
 		return;
 	}
@@ -313,57 +310,6 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size)
 }
 
 /*
- * What the reparse data at d says: sets *target (malloc'ed WTF-8, or NULL
- * when the tag has no target fidx knows how to read) and *volume (a mount
- * point whose substitute name is \??\Volume{...}).  Returns 0, or -1 when out
- * of memory.
- */
-static int reparse_target(const struct reparse_data *d, DWORD got, char **target,
-			  size_t *target_len, bool *volume)
-{
-	*target = NULL;
-	*volume = false;
-	const BYTE *end = (const BYTE *)d + got;
-	const WCHAR *path;
-	USHORT sub_off, sub_len, print_off, print_len;
-	if (d->tag == TAG_SYMLINK && got >= offsetof(struct reparse_data, symlink.path)) {
-		path = d->symlink.path;
-		sub_off = d->symlink.sub_off, sub_len = d->symlink.sub_len;
-		print_off = d->symlink.print_off, print_len = d->symlink.print_len;
-	} else if (d->tag == TAG_MOUNT_POINT && got >= offsetof(struct reparse_data, mount.path)) {
-		path = d->mount.path;
-		sub_off = d->mount.sub_off, sub_len = d->mount.sub_len;
-		print_off = d->mount.print_off, print_len = d->mount.print_len;
-	} else if (d->tag == TAG_LX_SYMLINK && got > offsetof(struct reparse_data, lx.target)) {
-		/* WSL's symlink: its target in UTF-8, to the end of the data. */
-		size_t n = (size_t)(end - (const BYTE *)d->lx.target);
-		if (!(*target = malloc(n + 1)))
-			return -1;
-		memcpy(*target, d->lx.target, n);
-		(*target)[n] = '\0';
-		*target_len = n;
-		return 0;
-	} else {
-		return 0;
-	}
-	const BYTE *base = (const BYTE *)path;
-	bool print_ok = print_len && base + print_off + print_len <= end;
-	bool sub_ok = sub_len && base + sub_off + sub_len <= end;
-	if (!print_ok && !sub_ok)
-		return 0;
-	const WCHAR *sub = (const WCHAR *)(base + sub_off);
-	static const WCHAR volume_prefix[] = L"\\??\\Volume{";
-	size_t vp = sizeof(volume_prefix) / sizeof(WCHAR) - 1;
-	*volume = d->tag == TAG_MOUNT_POINT && sub_ok && sub_len / 2 >= vp &&
-		  memcmp(sub, volume_prefix, vp * sizeof(WCHAR)) == 0;
-	const WCHAR *w = print_ok ? (const WCHAR *)(base + print_off) : sub;
-	size_t units = (print_ok ? print_len : sub_len) / 2;
-	if (!(*target = fidx_wtf8_of_utf16((const uint16_t *)w, units, target_len)))
-		return -1;
-	return 0;
-}
-
-/*
  * Reads the named streams of the open entry h into t->streams.  Returns the
  * bytes filled (0: none, or a file system without streams), or -1 with the
  * Win32 error in *code.
@@ -412,12 +358,10 @@ static int put_streams(struct worker *t, const struct fidx_record *file, long fi
 			break;
 		/* ":NAME:$DATA"; the default stream is "::$DATA". */
 		const uint16_t *name = (const uint16_t *)s->StreamName;
-		size_t n = s->StreamNameLength / 2;
-		static const uint16_t data_suffix[] = {':', '$', 'D', 'A', 'T', 'A'};
-		if (n >= 7 && name[0] == ':' &&
-		    memcmp(name + n - 6, data_suffix, sizeof(data_suffix)) == 0 && n > 7) {
+		size_t units;
+		if (fidx_win_stream_name(name, s->StreamNameLength / 2, &units)) {
 			size_t nlen;
-			char *sname = fidx_wtf8_of_utf16(name + 1, n - 7, &nlen);
+			char *sname = fidx_wtf8_of_utf16(name + 1, units, &nlen);
 			size_t plen = file->path_len + 1 + nlen;
 			if (!sname || reserve((void **)&t->path, &t->path_cap, plen + 1, 1) < 0) {
 				free(sname);
@@ -518,7 +462,7 @@ static int inspect(struct worker *t, const wchar_t *w, struct fidx_record *rec, 
 	*streams = 0;
 	*mount = false;
 	/* Until the reparse data says otherwise, from the listing's tag. */
-	bool link = reparse && (tag == 0 || (tag & TAG_NAME_SURROGATE));
+	bool link = reparse && (tag == 0 || (tag & 0x20000000u)); /* IsReparseTagNameSurrogate */
 	rec->type = link ? 'l' : attrs & FILE_ATTRIBUTE_DIRECTORY ? 'd' : 'f';
 	HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES,
 			       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
@@ -541,24 +485,27 @@ static int inspect(struct worker *t, const wchar_t *w, struct fidx_record *rec, 
 			ret = set_win_error(rec, "readlink", GetLastError());
 			goto done;
 		}
-		if (reparse_target(t->reparse, got, &rec->link_target, &rec->link_len, &volume) < 0) {
-			ret = -1;
-			goto done;
+		struct fidx_win_reparse rp;
+		if (fidx_win_reparse_parse(t->reparse, got, &rp) < 0) {
+			if (errno == ENOMEM) {
+				ret = -1;
+				goto done;
+			}
+			rp = (struct fidx_win_reparse){0}; /* too short to say: a link without target */
+			rp.name_surrogate = true;
 		}
-		link = t->reparse->tag & TAG_NAME_SURROGATE;
-		if (volume) { /* a volume mounted here: a directory */
-			link = false;
-			*mount = !src->opts.xdev;
-			free(rec->link_target);
-			rec->link_target = NULL;
-			rec->link_len = 0;
+		volume = rp.volume;
+		/* A volume mounted here is a folder; a reparse point that is not a
+		 * name surrogate (dedup, cloud files) stands for itself. */
+		link = rp.name_surrogate && !volume;
+		if (link) {
+			rec->link_target = rp.target;
+			rec->link_len = rp.target_len;
+		} else {
+			free(rp.target);
 		}
+		*mount = volume && !src->opts.xdev;
 		rec->type = link ? 'l' : attrs & FILE_ATTRIBUTE_DIRECTORY ? 'd' : 'f';
-		if (!link && !volume) { /* a reparse point that stands for itself (dedup, cloud) */
-			free(rec->link_target);
-			rec->link_target = NULL;
-			rec->link_len = 0;
-		}
 	}
 	if (src->opts.streams && rec->type != 'l') {
 		DWORD code;
@@ -656,7 +603,8 @@ static int record_entry(struct worker *t, const struct dir_job *dir, const FILE_
 }
 
 /*
- * Lists directory job (its record holds the error of a failed listing) and
+ * Lists directory job (its record holds the error of a failed listing, or
+ * FIDX_ERROR_NOT_READ when the run stopped before the listing's end) and
  * records its entries.  Returns 0, or -1 when the run must stop.
  */
 static int list_dir(struct worker *t, struct dir_job *job)
@@ -676,8 +624,7 @@ static int list_dir(struct worker *t, struct dir_job *job)
 	int ret = 0;
 	for (;;) {
 		if (run_stopping(r)) {
-			if (fidx_record_set_error(job->rec, FIDX_ERROR_NOT_READ, 0) < 0)
-				ret = out_of_memory(r);
+			ret = -1;
 			break;
 		}
 		if (!GetFileInformationByHandleEx(h, FileIdBothDirectoryInfo, t->list, LIST_BUF)) {
@@ -689,8 +636,11 @@ static int list_dir(struct worker *t, struct dir_job *job)
 		const BYTE *p = t->list;
 		for (;;) {
 			const FILE_ID_BOTH_DIR_INFO *e = (const FILE_ID_BOTH_DIR_INFO *)p;
-			if ((ret = record_entry(t, job, e)) < 0)
+			if (atomic_load_explicit(&r->stopped, memory_order_relaxed) ||
+			    record_entry(t, job, e) < 0) {
+				ret = -1;
 				goto out;
+			}
 			if (!e->NextEntryOffset)
 				break;
 			p += e->NextEntryOffset;
@@ -698,6 +648,9 @@ static int list_dir(struct worker *t, struct dir_job *job)
 	}
 out:
 	CloseHandle(h);
+	/* Stopped part way (or before it began): `fidx scan --resume` lists it again. */
+	if (ret < 0 && fidx_record_set_error(job->rec, FIDX_ERROR_NOT_READ, 0) < 0)
+		out_of_memory(r);
 	return ret;
 }
 

@@ -338,6 +338,102 @@ uint32_t fidx_win_mode(uint32_t attributes, bool is_link)
 	return FIDX_WIN_S_IFREG | (attributes & FIDX_WIN_ATTR_READONLY ? 0444 : 0644);
 }
 
+/* Reparse tags (winnt.h) and the name-surrogate bit (IsReparseTagNameSurrogate). */
+#define TAG_MOUNT_POINT 0xA0000003u
+#define TAG_SYMLINK     0xA000000Cu
+#define TAG_LX_SYMLINK  0xA000001Du
+#define TAG_NAME_SURROGATE 0x20000000u
+
+/* The little-endian 16- and 32-bit numbers at p. */
+static inline uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * The WTF-8 of the name at byte offset off, len bytes, of the path buffer at
+ * path (avail bytes), into out->target.  Returns 1 when it was there, 0 when
+ * it lies outside or is empty, -1 when out of memory.
+ */
+static int take_name(const unsigned char *path, size_t avail, size_t off, size_t len,
+		     struct fidx_win_reparse *out)
+{
+	if (len == 0 || len % 2 || off > avail || len > avail - off)
+		return 0;
+	uint16_t *w = malloc(len);
+	if (!w)
+		return -1;
+	for (size_t i = 0; i < len / 2; i++)
+		w[i] = le16(path + off + 2 * i);
+	out->target = fidx_wtf8_of_utf16(w, len / 2, &out->target_len);
+	free(w);
+	return out->target ? 1 : -1;
+}
+
+int fidx_win_reparse_parse(const void *data, size_t n, struct fidx_win_reparse *out)
+{
+	const unsigned char *d = data;
+	*out = (struct fidx_win_reparse){0};
+	if (n < 8) {
+		errno = EINVAL;
+		return -1;
+	}
+	out->tag = le32(d);
+	out->name_surrogate = out->tag & TAG_NAME_SURROGATE;
+	/* The data's own length, within what was read. */
+	size_t end = 8 + (size_t)le16(d + 4);
+	if (end > n)
+		end = n;
+	if (out->tag == TAG_LX_SYMLINK) {
+		/* A version (4 bytes, 2), then the target in UTF-8 to the end. */
+		if (end <= 12)
+			return 0;
+		size_t k = end - 12;
+		if (!(out->target = malloc(k + 1)))
+			return -1;
+		memcpy(out->target, d + 12, k);
+		out->target[k] = '\0';
+		out->target_len = k;
+		return 0;
+	}
+	/* Four 16-bit numbers (substitute offset, length, print offset, length), a
+	 * symlink's 32-bit flags, then the names' buffer. */
+	size_t path_at = out->tag == TAG_SYMLINK ? 20 : out->tag == TAG_MOUNT_POINT ? 16 : 0;
+	if (!path_at || end < path_at)
+		return 0;
+	size_t sub_off = le16(d + 8), sub_len = le16(d + 10);
+	size_t print_off = le16(d + 12), print_len = le16(d + 14);
+	const unsigned char *path = d + path_at;
+	size_t avail = end - path_at;
+	static const char volume_prefix[] = "\\??\\Volume{";
+	size_t vp = sizeof(volume_prefix) - 1;
+	if (out->tag == TAG_MOUNT_POINT && sub_len >= 2 * vp && sub_off <= avail &&
+	    sub_len <= avail - sub_off) {
+		out->volume = true;
+		for (size_t i = 0; i < vp && out->volume; i++)
+			out->volume = le16(path + sub_off + 2 * i) == (unsigned char)volume_prefix[i];
+	}
+	int took = take_name(path, avail, print_off, print_len, out);
+	if (took == 0)
+		took = take_name(path, avail, sub_off, sub_len, out);
+	return took < 0 ? -1 : 0;
+}
+
+bool fidx_win_stream_name(const uint16_t *name, size_t n, size_t *len)
+{
+	static const uint16_t data_suffix[] = {':', '$', 'D', 'A', 'T', 'A'};
+	const size_t k = sizeof(data_suffix) / sizeof(data_suffix[0]);
+	if (n < 1 + 1 + k || name[0] != ':' ||
+	    memcmp(name + n - k, data_suffix, sizeof(data_suffix)) != 0)
+		return false;
+	*len = n - 1 - k;
+	for (size_t i = 0; i < *len; i++) /* a stream's name holds no ':' */
+		if (name[1 + i] == ':')
+			return false;
+	return true;
+}
+
 /*
  * Matches the bracket expression at p (just after its '[') against byte c.
  * Returns the pattern after its ']' and sets *hit, or NULL when the bracket

@@ -47,6 +47,9 @@
  * for a directory, 0444 for a read-only file, 0644 for any other, 0777 for a
  * link.  The S_IF* values are POSIX's (MinGW's <sys/stat.h> lacks S_IFLNK).
  *
+ * Reparse data and stream names: read from the buffers Windows fills, as
+ * bytes, so that their parsing is tested where Wine cannot make them.
+ *
  * Excludes: fidx_win_glob_match() is fnmatch(3) without flags or with
  * FNM_PATHNAME, on bytes, for the walk's exclude patterns (fidx/walk.h) on a
  * platform that has no fnmatch.
@@ -136,6 +139,33 @@ bool fidx_win_ticks(struct fidx_time t, int64_t *ticks);
  * S_IFREG|0644, or S_IFREG|0444 when FILE_ATTRIBUTE_READONLY is set.
  */
 uint32_t fidx_win_mode(uint32_t attributes, bool is_link);
+
+/* What a reparse point's data (FSCTL_GET_REPARSE_POINT's answer) says. */
+struct fidx_win_reparse {
+	uint32_t tag;             /* IO_REPARSE_TAG_* */
+	bool name_surrogate;      /* the tag stands for another name: a link of some kind */
+	bool volume;              /* a mount point whose substitute name is \??\Volume{...} */
+	char *target;             /* the print name, else the substitute name, in WTF-8
+				     (malloc'ed); NULL for a tag without a known target */
+	size_t target_len;        /* strlen(target) */
+};
+
+/*
+ * Reads the n bytes at data, a REPARSE_DATA_BUFFER as FSCTL_GET_REPARSE_POINT
+ * returns it (little-endian), into *out: a symlink's or a mount point's
+ * (junction's) names, WSL's symlink's UTF-8 target; any other tag gives no
+ * target.  A name that lies outside the data is ignored.  Returns 0, or -1
+ * with errno EINVAL (shorter than its header) or ENOMEM.
+ */
+int fidx_win_reparse_parse(const void *data, size_t n, struct fidx_win_reparse *out);
+
+/*
+ * Whether the n units at name, a stream's name as FILE_STREAM_INFO and
+ * FindFirstStreamW give it (":NAME:$DATA"), name an alternate data stream:
+ * then NAME is the *len units at name + 1.  The default stream ("::$DATA")
+ * and any other type are not.
+ */
+bool fidx_win_stream_name(const uint16_t *name, size_t n, size_t *len);
 
 /*
  * Whether string matches the glob pattern as fnmatch(3) decides with no flags

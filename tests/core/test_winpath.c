@@ -4,7 +4,8 @@
  * surrogates, mixtures, and every invalid form refused so that the mapping
  * stays a bijection), native paths to the stored form and back (drives,
  * shares, \\?\ prefixes, long paths), FILETIMEs before 1970 and after 2262,
- * the synthesised modes, and the exclude globs against fnmatch(3).
+ * the synthesised modes, reparse data and stream names as Windows gives them
+ * (which Wine cannot make), and the exclude globs against fnmatch(3).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -274,6 +275,117 @@ static void test_modes(void **state)
 	assert_int_equal(fidx_win_mode(0x420, true), 0120777);       /* a file symlink */
 }
 
+/* Appends the 16-bit little-endian v at b + *k. */
+static void put16(unsigned char *b, size_t *k, unsigned v)
+{
+	b[(*k)++] = (unsigned char)v;
+	b[(*k)++] = (unsigned char)(v >> 8);
+}
+
+/*
+ * Builds a REPARSE_DATA_BUFFER of tag (a symlink's has flags) with the
+ * substitute name sub and the print name print (shorthands of units()) in
+ * b; returns its length.
+ */
+static size_t reparse_buf(unsigned char *b, uint32_t tag, const char *sub, const char *print)
+{
+	uint16_t ws[256], wp[256];
+	size_t ns = units(ws, sub), np = units(wp, print), k = 0;
+	bool symlink = tag == 0xA000000Cu;
+	size_t data = 8 + (symlink ? 4 : 0) + 2 * (ns + np);
+	put16(b, &k, tag & 0xffff);
+	put16(b, &k, tag >> 16);
+	put16(b, &k, (unsigned)data);
+	put16(b, &k, 0);
+	put16(b, &k, 0);                    /* the substitute name first ... */
+	put16(b, &k, (unsigned)(2 * ns));
+	put16(b, &k, (unsigned)(2 * ns));   /* ... then the print name */
+	put16(b, &k, (unsigned)(2 * np));
+	if (symlink) {
+		put16(b, &k, 1);            /* SYMLINK_FLAG_RELATIVE */
+		put16(b, &k, 0);
+	}
+	for (size_t i = 0; i < ns; i++)
+		put16(b, &k, ws[i]);
+	for (size_t i = 0; i < np; i++)
+		put16(b, &k, wp[i]);
+	return k;
+}
+
+static void test_reparse(void **state)
+{
+	(void)state;
+	unsigned char b[1024];
+	struct fidx_win_reparse rp;
+	/* A relative file symlink: the print name. */
+	size_t n = reparse_buf(b, 0xA000000Cu, "plain.txt", "plain.txt");
+	assert_int_equal(fidx_win_reparse_parse(b, n, &rp), 0);
+	assert_int_equal(rp.tag, 0xA000000Cu);
+	assert_true(rp.name_surrogate);
+	assert_false(rp.volume);
+	assert_string_equal(rp.target, "plain.txt");
+	assert_int_equal(rp.target_len, 9);
+	free(rp.target);
+	/* A junction without a print name: the substitute name, a lone surrogate kept. */
+	n = reparse_buf(b, 0xA0000003u, "\\??\\C:\\x\\ud800", "");
+	assert_int_equal(fidx_win_reparse_parse(b, n, &rp), 0);
+	assert_true(rp.name_surrogate);
+	assert_false(rp.volume);
+	assert_string_equal(rp.target, "\\??\\C:\\x\xed\xa0\x80");
+	free(rp.target);
+	/* A volume mount point. */
+	n = reparse_buf(b, 0xA0000003u, "\\??\\Volume{0b1c2d3e-0000-0000-0000-100000000000}\\", "");
+	assert_int_equal(fidx_win_reparse_parse(b, n, &rp), 0);
+	assert_true(rp.volume);
+	free(rp.target);
+	/* WSL's symlink: UTF-8 after a version. */
+	unsigned char lx[] = {0x1d, 0, 0, 0xa0, 9, 0, 0, 0, 2, 0, 0, 0, '.', '.', '/', 'a', 0xc3};
+	assert_int_equal(fidx_win_reparse_parse(lx, sizeof(lx), &rp), 0);
+	assert_true(rp.name_surrogate);
+	assert_int_equal(rp.target_len, 5);
+	assert_memory_equal(rp.target, "../a\xc3", 5);
+	free(rp.target);
+	/* Another tag (dedup, not a name surrogate): no target. */
+	unsigned char dedup[] = {0x13, 0, 0, 0x80, 0, 0, 0, 0};
+	assert_int_equal(fidx_win_reparse_parse(dedup, sizeof(dedup), &rp), 0);
+	assert_false(rp.name_surrogate);
+	assert_null(rp.target);
+	/* Names outside the data, a header cut short. */
+	n = reparse_buf(b, 0xA000000Cu, "target", "target");
+	assert_int_equal(fidx_win_reparse_parse(b, n - 4, &rp), 0); /* print name cut: substitute */
+	assert_string_equal(rp.target, "target");
+	free(rp.target);
+	assert_int_equal(fidx_win_reparse_parse(b, 22, &rp), 0);    /* both cut */
+	assert_null(rp.target);
+	b[14] = 0xff;                                               /* print length past the end */
+	b[15] = 0x7f;
+	assert_int_equal(fidx_win_reparse_parse(b, n, &rp), 0);
+	assert_string_equal(rp.target, "target");
+	free(rp.target);
+	errno = 0;
+	assert_int_equal(fidx_win_reparse_parse(b, 7, &rp), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void test_stream_names(void **state)
+{
+	(void)state;
+	uint16_t w[64];
+	size_t len = 99;
+	assert_true(fidx_win_stream_name(w, units(w, ":s:$DATA"), &len));
+	assert_int_equal(len, 1);
+	assert_true(fidx_win_stream_name(w, units(w, ":Zone.Identifier:$DATA"), &len));
+	assert_int_equal(len, 15);
+	assert_true(fidx_win_stream_name(w, units(w, ":\\ud83d\\ude00:$DATA"), &len));
+	assert_int_equal(len, 2);
+	assert_false(fidx_win_stream_name(w, units(w, "::$DATA"), &len));
+	assert_false(fidx_win_stream_name(w, units(w, ":s:$INDEX_ALLOCATION"), &len));
+	assert_false(fidx_win_stream_name(w, units(w, "s:$DATA"), &len));
+	assert_false(fidx_win_stream_name(w, units(w, ":a:b:$DATA"), &len));
+	assert_false(fidx_win_stream_name(w, units(w, ":$DATA"), &len));
+	assert_false(fidx_win_stream_name(w, 0, &len));
+}
+
 static void test_globs(void **state)
 {
 	(void)state;
@@ -309,6 +421,8 @@ int main(void)
 		cmocka_unit_test(test_paths_refused),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_reparse),
+		cmocka_unit_test(test_stream_names),
 		cmocka_unit_test(test_globs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,11 +4,13 @@
  * tests/windows/try-source can diff the two.  Until the Windows port of the
  * pipeline (scan.c) lands, this is the source's driver: a sink that prints.
  *
- *   srcdump [-j THREADS] [--no-streams] [--xdev] [--count] [-x GLOB]... ROOT...
+ *   srcdump [-j THREADS] [--no-streams] [--xdev] [--count] [--stop-after N]
+ *           [-x GLOB]... ROOT...
  *
  * Lines on stdout (wincheck.c describes them); a record's error on stderr,
  * "error PATH: TEXT" (PATH in hex); --count prints only how many records
- * came and how long the run took.
+ * came and how long the run took; --stop-after N sets the sink's stop once N
+ * records came, as a cancelled scan does.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_ulong records;
 static atomic_bool stop;
 static bool count_only;
+static unsigned long stop_after; /* --stop-after N: stop once N records came (0: never) */
 
 /* Writes the n bytes at s in hex, or "-" when there are none. */
 static void put_hex(const char *s, size_t n)
@@ -64,7 +67,8 @@ static void put_ticks(const char *label, struct fidx_time t)
 static int dump_put(void *ctx, struct fidx_record *rec)
 {
 	(void)ctx;
-	atomic_fetch_add(&records, 1);
+	if (atomic_fetch_add(&records, 1) + 1 == stop_after)
+		atomic_store(&stop, true);
 	if (count_only) {
 		fidx_record_free(rec);
 		return 0;
@@ -99,7 +103,7 @@ static int dump_put(void *ctx, struct fidx_record *rec)
 	}
 	pthread_mutex_unlock(&out_lock);
 	fidx_record_free(rec);
-	return 0;
+	return atomic_load(&stop) ? -1 : 0; /* as scan.c's put answers a stop */
 }
 
 /* The sink's thread_start: any non-NULL context. */
@@ -147,6 +151,8 @@ int main(int argc, char **argv)
 			opts.xdev = true;
 		else if (strcmp(argv[i], "--count") == 0)
 			count_only = true;
+		else if (strcmp(argv[i], "--stop-after") == 0 && i + 1 < argc)
+			stop_after = strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "-x") == 0 && i + 1 < argc && nex < 63)
 			excludes[nex++] = argv[++i];
 		else
@@ -154,7 +160,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: srcdump [-j THREADS] [--no-streams] [--xdev] [--count] "
-			"[-x GLOB]... ROOT...\n");
+			"[--stop-after N] [-x GLOB]... ROOT...\n");
 		return 2;
 	}
 	excludes[nex] = NULL;
@@ -185,5 +191,5 @@ int main(int argc, char **argv)
 		printf("%lu records in %.3f s with %u threads\n", (unsigned long)atomic_load(&records),
 		       (double)(t1.QuadPart - t0.QuadPart) / (double)f.QuadPart, threads);
 	src->ops->free(src); /* fidx_source_free() is source_walk.c's, not built here */
-	return rc < 0 || atomic_load(&stop) ? 1 : 0;
+	return rc < 0 || (atomic_load(&stop) && !stop_after) ? 1 : 0;
 }
