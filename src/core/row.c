@@ -9,6 +9,7 @@ const struct fidx_column fidx_columns[FIDX_NCOLUMNS] = {
 #define FIDX_X(NAME, name, KIND) [FIDX_COL_##NAME] = {#name, FIDX_KIND_##KIND},
 	FIDX_FILE_COLUMNS(FIDX_X)
 	FIDX_IMAGE_COLUMNS(FIDX_X)
+	FIDX_ATTR_COLUMNS(FIDX_X)
 	FIDX_LATER_COLUMNS(FIDX_X)
 #undef FIDX_X
 };
@@ -90,11 +91,14 @@ void fidx_row_of_record(const struct fidx_record *rec, struct fidx_row *row)
 		put_int(row, FIDX_COL_DIGESTS_FROM, rec->digests_from);
 	if (rec->image) {
 		const struct fidx_image_meta *im = rec->image;
-		put_bytes(row, FIDX_COL_STATE, im->state, strlen(im->state));
+		if (im->state)
+			put_bytes(row, FIDX_COL_STATE, im->state, strlen(im->state));
 		if (im->stream)
 			put_bytes(row, FIDX_COL_STREAM, im->stream, strlen(im->stream));
 		if (im->has_fn_times)
 			for (int k = 0; k < 4; k++)
 				put_time(row, FIDX_COL_FN_ATIME + k, im->fn_time[k]);
+		if (im->has_attributes)
+			put_int(row, FIDX_COL_ATTRIBUTES, im->attributes);
 	}
 }

@@ -307,10 +307,11 @@ uint64_t pg_count(struct fidx_store *st, const int64_t *scans, size_t n, bool fi
 /* ---- seal.c ---- */
 
 /*
- * The select list of a file row's seal fields, in line order (the columns
- * of fidx_seal_file_columns[], with the table alias f).
+ * Writes into buf (size bytes) the select list of a file row's seal fields,
+ * in line order (the columns of fidx_seal_file_columns[], with the table
+ * alias f; NULL for a column the table of schema version has not).  Returns buf.
  */
-const char *pg_seal_columns(void);
+const char *pg_seal_columns(int version, char *buf, size_t size);
 
 /*
  * Keeps the row hash of the line made last (st->lines) for file id of scan

@@ -45,8 +45,10 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 		if (!(rd->columns & FIDX_COLUMN(c)))
 			continue;
 		const char *name = fidx_columns[c].name;
-		bool image = c >= FIDX_COL_STATE && c < FIDX_NFILE_COLUMNS;
-		if (image && version < 6)
+		/* Columns a version added are NULL before it (6: the image columns, 7: attributes). */
+		bool absent = (c >= FIDX_COL_STATE && c < FIDX_COL_ATTRIBUTES && version < 6) ||
+			      (c == FIDX_COL_ATTRIBUTES && version < 7);
+		if (absent)
 			len += (size_t)snprintf(buf + len, size - len, fidx_columns[c].kind ==
 						FIDX_KIND_TIME ? ", NULL, NULL, NULL" : ", NULL");
 		else if (fidx_columns[c].kind == FIDX_KIND_TIME)
