@@ -639,6 +639,7 @@ static struct fidx_store *pg_open(const char *target, enum fidx_store_mode mode,
 	}
 	/* A schema of an earlier version is brought up to this one by the first write. */
 	st->has_schema = version == FIDX_SCHEMA_VERSION;
+	st->has_tables = version != 0;
 	st->base.version = version ? version : FIDX_SCHEMA_VERSION;
 	if (mode == FIDX_STORE_READ) {
 		if (!version) {
@@ -709,7 +710,8 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	    read_version(st, &version, err) < 0)
 		return -1;
 	if (version == FIDX_SCHEMA_VERSION) {
-		st->has_schema = true;
+		st->has_schema = st->has_tables = true;
+		st->base.version = FIDX_SCHEMA_VERSION;
 		return 0;
 	}
 	/* Simple-query protocol: several statements in one string, none with values.  A
@@ -738,7 +740,7 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	if (version != FIDX_SCHEMA_VERSION)
 		return fidx_fail(err, EPROTO, "schema.sql made version %d, not %d: fidx is built"
 				 " wrong", version, FIDX_SCHEMA_VERSION);
-	st->has_schema = true;
+	st->has_schema = st->has_tables = true;
 	st->base.version = FIDX_SCHEMA_VERSION;
 	return 0;
 }

@@ -68,7 +68,10 @@ struct pg_store {
 	char *name;                 /* for messages: the target without its password */
 	char *origin;               /* said after the name in messages */
 	bool in_txn;                /* a transaction is open */
-	bool has_schema;            /* the schema fidx exists in the database */
+	bool has_schema;            /* the schema fidx of this version exists in the database
+				       (else the first write makes it, or brings it up to it) */
+	bool has_tables;            /* the schema fidx exists, of this version or an earlier
+				       one (whose columns it lacks read as NULL) */
 	/* WRITE. */
 	unsigned batch_rows;        /* rows per transaction */
 	unsigned pending;           /* rows sent in the open transaction */

@@ -621,7 +621,7 @@ int pg_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 	fidx_scan_list_free(out);
 	if (!f)
 		f = &every;
-	if (!st->has_schema)
+	if (!st->has_tables)
 		return 0;
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
 	/* The UUID as its text: the scan rows hold it as fidx writes it. */
