@@ -46,9 +46,9 @@ struct fidx_meta {
 };
 
 /*
- * What a forensic read of a disk image knows of an entry beside its
- * metadata (row.h's image columns).  The strings are static or owned by the
- * record's image (freed with it).
+ * What a forensic read of a disk image (or a Windows walk) knows of an entry
+ * beside its metadata (row.h's image columns and attributes).  The strings
+ * are static or owned by the record's image (freed with it).
  */
 struct fidx_image_meta {
 	const char *state;         /* "allocated", "deleted", "reallocated", "orphan" (static),
@@ -58,8 +58,9 @@ struct fidx_image_meta {
 				      btime) is unknown (TSK's 0): NULL, not the epoch */
 	bool has_fn_times;         /* NTFS: fn_time holds the $FILE_NAME times */
 	struct fidx_time fn_time[4]; /* atime, mtime, ctime, btime of $FILE_NAME */
-	uint32_t attributes;       /* Windows: the FILE_ATTRIBUTE_* word; valid only if ... */
-	bool has_attributes;       /* ... this is set (source_win.c) */
+	uint32_t attributes;       /* Windows' FILE_ATTRIBUTE_* word (NTFS: $STANDARD_INFORMATION's
+				      flags); valid only if has_attributes */
+	bool has_attributes;       /* the source knows the entry's attributes */
 };
 
 /* One entry of the inventory. */

@@ -9,6 +9,7 @@ const struct fidx_column fidx_columns[FIDX_NCOLUMNS] = {
 #define FIDX_X(NAME, name, KIND) [FIDX_COL_##NAME] = {#name, FIDX_KIND_##KIND},
 	FIDX_FILE_COLUMNS(FIDX_X)
 	FIDX_IMAGE_COLUMNS(FIDX_X)
+	FIDX_ATTR_COLUMNS(FIDX_X)
 	FIDX_LATER_COLUMNS(FIDX_X)
 #undef FIDX_X
 };
@@ -97,5 +98,7 @@ void fidx_row_of_record(const struct fidx_record *rec, struct fidx_row *row)
 		if (im->has_fn_times)
 			for (int k = 0; k < 4; k++)
 				put_time(row, FIDX_COL_FN_ATIME + k, im->fn_time[k]);
+		if (im->has_attributes)
+			put_int(row, FIDX_COL_ATTRIBUTES, im->attributes);
 	}
 }

@@ -81,6 +81,15 @@
 	X(FN_CTIME, fn_ctime, TIME)               \
 	X(FN_BTIME, fn_btime, TIME)
 
+/*
+ * The column of schema 7: the entry's Windows file attributes, the
+ * FILE_ATTRIBUTE_* word (read-only 0x1, hidden 0x2, system 0x4, directory
+ * 0x10, archive 0x20, ...), of a Windows walk or of an NTFS image (its
+ * $STANDARD_INFORMATION flags); NULL in a Linux walk's rows.
+ */
+#define FIDX_ATTR_COLUMNS(X)                      \
+	X(ATTRIBUTES, attributes, INT)
+
 /* file_digest's columns (schema 2): edges of FIDX_DUPES_EDGE_BLOCK bytes, a later SHA-256. */
 #define FIDX_LATER_COLUMNS(X)                     \
 	X(EDGE_BLOCK, edge_block, INT)            \
@@ -91,11 +100,15 @@
 enum fidx_col_kind { FIDX_KIND_INT, FIDX_KIND_UINT, FIDX_KIND_TEXT, FIDX_KIND_TYPE,
 		     FIDX_KIND_TIME, FIDX_KIND_DIGEST };
 
-/* The columns: FIDX_COL_ID ... FIDX_COL_DIGESTS_FROM, the image ones, then the later ones. */
+/*
+ * The columns: FIDX_COL_ID ... FIDX_COL_DIGESTS_FROM, the image ones, the
+ * attributes, then the later ones.
+ */
 enum fidx_col {
 #define FIDX_X(NAME, name, KIND) FIDX_COL_##NAME,
 	FIDX_FILE_COLUMNS(FIDX_X)
 	FIDX_IMAGE_COLUMNS(FIDX_X)
+	FIDX_ATTR_COLUMNS(FIDX_X)
 	FIDX_LATER_COLUMNS(FIDX_X)
 #undef FIDX_X
 	FIDX_NCOLUMNS
@@ -116,7 +129,7 @@ _Static_assert(FIDX_NCOLUMNS <= 64, "a column mask is 64 bits");
 /* The bit of digest d's column. */
 #define FIDX_DIGEST_COLUMN(d) FIDX_COLUMN(FIDX_COL_MD5 + (d))
 /* The columns of schema 6 (NULL in a walk's rows). */
-#define FIDX_IMAGE_ALL (FIDX_COLUMN(FIDX_COL_EDGE_BLOCK) - FIDX_COLUMN(FIDX_COL_STATE))
+#define FIDX_IMAGE_ALL (FIDX_COLUMN(FIDX_COL_ATTRIBUTES) - FIDX_COLUMN(FIDX_COL_STATE))
 /* The four times, in the order of their columns. */
 #define FIDX_TIME_COLUMNS (FIDX_COLUMN(FIDX_COL_ATIME) | FIDX_COLUMN(FIDX_COL_MTIME) | \
 			   FIDX_COLUMN(FIDX_COL_CTIME) | FIDX_COLUMN(FIDX_COL_BTIME))

@@ -46,8 +46,9 @@
 
 /*
  * The file row's fields: the table's columns of schema 1-3 in order (a time
- * as T_ns), the T_sec, T_nsec schema 4 added, then the columns of schema 6
- * (FIDX_IMAGE_COLUMNS, a time as T_ns) and their times' T_sec, T_nsec.
+ * as T_ns), the T_sec, T_nsec schema 4 added, the columns of schema 6
+ * (FIDX_IMAGE_COLUMNS, a time as T_ns) and their times' T_sec, T_nsec, then
+ * the column of schema 7 (FIDX_ATTR_COLUMNS).
  */
 #define FIDX_SEAL_INT_(name) {#name, false},
 #define FIDX_SEAL_UINT_(name) {#name, false},
@@ -65,14 +66,22 @@ const struct fidx_seal_column fidx_seal_file_columns[FIDX_SEAL_FILE_FIELDS] = {
 	{"fn_atime_sec", false}, {"fn_atime_nsec", false}, {"fn_mtime_sec", false},
 	{"fn_mtime_nsec", false}, {"fn_ctime_sec", false}, {"fn_ctime_nsec", false},
 	{"fn_btime_sec", false}, {"fn_btime_nsec", false},
+#define FIDX_X(NAME, name, KIND) FIDX_SEAL_##KIND##_(name)
+	FIDX_ATTR_COLUMNS(FIDX_X)
+#undef FIDX_X
 };
 _Static_assert(FIDX_COL_STATE == FIDX_SEAL_FILE_ALWAYS, "a field per column of schema 1-3");
-_Static_assert(FIDX_SEAL_FILE_ALWAYS + 8 + (FIDX_NFILE_COLUMNS - FIDX_COL_STATE) + 8 ==
-	       FIDX_SEAL_FILE_FIELDS, "the fields of schema 4 and 6");
+_Static_assert(FIDX_SEAL_FILE_ALWAYS + 8 + (FIDX_COL_ATTRIBUTES - FIDX_COL_STATE) + 8 +
+	       (FIDX_NFILE_COLUMNS - FIDX_COL_ATTRIBUTES) == FIDX_SEAL_FILE_FIELDS,
+	       "the fields of schema 4, 6 and 7");
 
-/* The field of the first column of schema 6, and of the T_sec of its first time. */
+/*
+ * The field of the first column of schema 6, of the T_sec of its first time,
+ * and of the first column of schema 7.
+ */
 #define IMAGE_FIELDS (FIDX_SEAL_FILE_ALWAYS + 8)
-#define FN_SEC_FIELDS (FIDX_SEAL_FILE_FIELDS - 8)
+#define ATTR_FIELDS (FIDX_SEAL_FILE_FIELDS - (FIDX_NFILE_COLUMNS - FIDX_COL_ATTRIBUTES))
+#define FN_SEC_FIELDS (ATTR_FIELDS - 8)
 
 /* The scan row's fields: every column of scan but seal, in table order. */
 const struct fidx_seal_column fidx_seal_scan_columns[FIDX_SEAL_SCAN_FIELDS] = {
@@ -94,7 +103,11 @@ size_t fidx_seal_file_fields_used(const struct fidx_seal_field *f)
 
 int fidx_seal_file_field(enum fidx_col c)
 {
-	return c < FIDX_COL_STATE ? (int)c : IMAGE_FIELDS + (int)(c - FIDX_COL_STATE);
+	if (c < FIDX_COL_STATE)
+		return (int)c;
+	if (c < FIDX_COL_ATTRIBUTES)
+		return IMAGE_FIELDS + (int)(c - FIDX_COL_STATE);
+	return ATTR_FIELDS + (int)(c - FIDX_COL_ATTRIBUTES);
 }
 
 void fidx_seal_file_fields(const struct fidx_row *row, struct fidx_seal_field *f)
@@ -254,11 +267,14 @@ int fidx_seal_line(struct fidx_seal_lines *l, const struct fidx_seal_column *col
 		   struct fidx_error *err)
 {
 	/* Up to the end of the last schema's fields that hold a value: a file row's
-	 * schema-4 fields end where schema 6's begin (IMAGE_FIELDS). */
+	 * schema-4 fields end where schema 6's begin (IMAGE_FIELDS), schema 6's
+	 * where schema 7's begin (ATTR_FIELDS). */
+	bool file = cols == fidx_seal_file_columns;
 	size_t upto = always;
 	for (size_t c = always; c < n; c++)
 		if (f[c].kind != FIDX_SEAL_NULL)
-			upto = cols == fidx_seal_file_columns && c < IMAGE_FIELDS ? IMAGE_FIELDS : n;
+			upto = file && c < IMAGE_FIELDS ? IMAGE_FIELDS
+			     : file && c < ATTR_FIELDS ? ATTR_FIELDS : n;
 	l->len = 0;
 	for (size_t c = 0; c < upto; c++) {
 		if (reserve(l, FIELD_ROOM, err) < 0)

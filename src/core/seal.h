@@ -11,13 +11,16 @@
  *                   of them or of schema 6's is not NULL, then the 14
  *                   fields schema 6 added (state, stream, the four
  *                   $FILE_NAME times as T_ns, then their T_sec, T_nsec)
- *                   when any of them is not NULL
+ *                   when any of them or of schema 7's is not NULL, then
+ *                   the field schema 7 added (attributes) when it is not
+ *                   NULL
  *     line n+1      the scan row: the 20 fields of fidx_seal_scan_columns[],
  *                   then run_ns (schema 4) when it is not NULL; last, since
  *                   its totals are only known at the end
  *
- * A row written before schema 4 has NULL in the columns 4 added, so its
- * line, and the seal of a scan made before 4, is what it was: the columns a
+ * A row written before schema 4 has NULL in the columns 4 added (and one
+ * written before 7 in the column 7 added), so its line, and the seal of a
+ * scan made before 4 (or 7), is what it was: the columns a
  * schema adds extend the format without changing it.  Fields are separated
  * by '|' and every line ends with '\n'.  Each field is the SQL literal that
  * SQLite's quote() writes: an integer column as quote(c) (decimal, or
@@ -57,7 +60,7 @@
 
 #define FIDX_SEAL_LEN 32          /* bytes of a seal (SHA-256) */
 #define FIDX_ROW_HASH_LEN 8       /* bytes kept of each row's SHA-256 */
-#define FIDX_SEAL_FILE_FIELDS 48  /* fields of a file row's line, at most */
+#define FIDX_SEAL_FILE_FIELDS 49  /* fields of a file row's line, at most */
 #define FIDX_SEAL_FILE_ALWAYS 26  /* ... of which every line has these */
 #define FIDX_SEAL_SCAN_FIELDS 21  /* fields of the scan row's line, at most */
 #define FIDX_SEAL_SCAN_ALWAYS 20  /* ... of which every line has these */

@@ -27,8 +27,10 @@
  * points to, under $OrphanFiles); virtual (what TSK makes up: $OrphanFiles,
  * $MBR, $FAT1...).  A row's inode is the metadata address (inode, MFT entry),
  * its device the partition's number (0 for IMAGE/fs), its times TSK's (NTFS:
- * $STANDARD_INFORMATION; the $FILE_NAME set in the fn_* columns).  A time TSK
- * reports as 0 (a file system that keeps none, FAT's change time) is 0.
+ * $STANDARD_INFORMATION; the $FILE_NAME set in the fn_* columns), its
+ * attributes NTFS's (the flags of $STANDARD_INFORMATION, on the file's rows
+ * and its streams').  A time TSK reports as 0 (a file system that keeps
+ * none, FAT's change time) is 0.
  *
  * Threads.  The walk is one thread (TSK walks a file system in one); each
  * entry becomes a record, handed to the sink at once, except regular files
@@ -87,6 +89,7 @@
 	X(tsk_fs_file_attr_get) \
 	X(tsk_fs_file_attr_getsize) \
 	X(tsk_fs_file_attr_get_idx) \
+	X(tsk_fs_file_attr_get_type) \
 	X(tsk_fs_attr_read) \
 	X(tsk_fs_dir_open_meta) \
 	X(tsk_fs_dir_getsize) \
@@ -367,6 +370,25 @@ static bool is_stream(const TSK_FS_ATTR *a)
 	return a->type == TSK_FS_ATTR_TYPE_NTFS_IDXROOT && strcmp(a->name, "$I30") != 0;
 }
 
+/*
+ * Reads the flags of NTFS file f's $STANDARD_INFORMATION into *flags: the
+ * FILE_ATTRIBUTE_* word Windows reports (read-only 0x1, hidden 0x2, ...), 4
+ * bytes little-endian at byte 32 of the attribute, as stored (NTFS keeps no
+ * directory bit there).  Returns false when f has no such attribute or it is
+ * too short (a damaged entry).
+ */
+static bool si_flags(TSK_FS_FILE *f, uint32_t *flags)
+{
+	unsigned char b[4];
+	const TSK_FS_ATTR *a = lib.tsk_fs_file_attr_get_type(f, TSK_FS_ATTR_TYPE_NTFS_SI, 0, 0);
+	bool ok = a && lib.tsk_fs_attr_read(a, 32, (char *)b, sizeof(b),
+					    TSK_FS_FILE_READ_FLAG_NONE) == (ssize_t)sizeof(b);
+	lib.tsk_error_reset();
+	if (ok)
+		*flags = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return ok;
+}
+
 /* The 512-byte blocks the default attribute of f occupies (0 when resident or unknown). */
 static uint64_t blocks_of(TSK_FS_FILE *f)
 {
@@ -437,8 +459,12 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 	rec->type = type_of(f);
 	bool ntfs = TSK_FS_TYPE_ISNTFS(w->fs->ftype);
 	bool meta = f->meta && strcmp(state, "reallocated") != 0;
+	uint32_t attributes = 0;
+	bool has_attributes = meta && ntfs && si_flags(f, &attributes);
 	if (meta) {
 		meta_of(rec, f->meta, r->parts[w->part].number, ntfs);
+		rec->image->has_attributes = has_attributes;
+		rec->image->attributes = attributes;
 		if (rec->type == 'l' && f->meta->link && !rec->link_target)
 			goto nomem;
 		rec->meta.blocks = blocks_of(f);
@@ -476,6 +502,8 @@ static bool record_entry(struct walker *w, TSK_FS_FILE *f, const char *dir, cons
 		}
 		s->type = 'f';
 		meta_of(s, f->meta, r->parts[w->part].number, ntfs);
+		s->image->has_attributes = has_attributes;
+		s->image->attributes = attributes;
 		s->meta.size = a->size > 0 ? (uint64_t)a->size : 0;
 		s->meta.blocks = (a->flags & TSK_FS_ATTR_NONRES) && a->nrd.allocsize > 0
 					 ? (uint64_t)a->nrd.allocsize / 512 : 0;

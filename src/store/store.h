@@ -60,7 +60,7 @@
 struct fidx_store;
 
 /* The schema version this fidx writes and reads (docs/SCHEMA.md). */
-#define FIDX_SCHEMA_VERSION 6
+#define FIDX_SCHEMA_VERSION 7
 
 /* What a store is opened for (above). */
 enum fidx_store_mode { FIDX_STORE_READ, FIDX_STORE_WRITE, FIDX_STORE_SCRATCH };

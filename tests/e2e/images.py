@@ -71,6 +71,8 @@ FILETIME_EPOCH = 116444736000000000  # 1601-01-01 to 1970-01-01 in 100 ns units
 # 100 ns as FILETIMEs are), all before any build time.
 STOMP_SI = {"crtime": 981173106123456700, "mtime": 981173107234567800,
 	"ctime": 981173108345678900, "atime": 981173109456789000}
+# ... and its $STANDARD_INFORMATION flags: read-only, hidden, system, archive.
+STOMP_FLAGS = 0x1 | 0x2 | 0x4 | 0x20
 
 
 class ToolMissing(RuntimeError):
@@ -96,7 +98,8 @@ class Contents(dict):
 	(path as fls shows it -> bytes), dirs (list of paths), symlinks (path -> target bytes),
 	fifos (list), hardlinks (list of path pairs), streams ("path:name" -> bytes), mtimes
 	(path -> epoch seconds given), stomped (path of the timestomped file, NTFS), stomped_si
-	(its $STANDARD_INFORMATION times written, as STOMP_SI)."""
+	(its $STANDARD_INFORMATION times written, as STOMP_SI), stomped_flags (its flags
+	written there, STOMP_FLAGS)."""
 
 	def __init__(self):
 		dict.__init__(self)
@@ -110,6 +113,7 @@ class Contents(dict):
 		self.mtimes = {}
 		self.stomped = None
 		self.stomped_si = None
+		self.stomped_flags = None
 
 
 # --------------------------------------------------------------- running ----
@@ -358,6 +362,7 @@ def ntfs(dir, name="ntfs.img", size_mib=8):
 	entries = {e["path"]: e["inode"] for e in fls_entries(img)}
 	with _Ntfs(img) as fs:
 		fs.stomp(entries[b"stomped.exe"], STOMP_SI)
+		fs.set_flags(entries[b"stomped.exe"], STOMP_FLAGS)
 		fs.delete(entries[b"doomed.txt"])
 	for p, data in files.items():
 		c[p] = data
@@ -366,6 +371,7 @@ def ntfs(dir, name="ntfs.img", size_mib=8):
 	c.streams = streams
 	c.stomped = b"stomped.exe"
 	c.stomped_si = dict(STOMP_SI)
+	c.stomped_flags = STOMP_FLAGS
 	_expect_deleted(img, c.deleted)
 	return img, c
 
@@ -454,6 +460,13 @@ class _Ntfs:
 		si = self._attr(rec, 0x10)
 		ft = [times[k] // 100 + FILETIME_EPOCH for k in ("crtime", "mtime", "ctime", "atime")]
 		struct.pack_into("<4Q", rec, si["content"], *ft)
+		self.write(entry, rec)
+
+	def set_flags(self, entry, flags):
+		"""Sets the flags of the $STANDARD_INFORMATION of entry (FILE_ATTRIBUTE_*, at byte 32)."""
+		rec = self.read(entry)
+		si = self._attr(rec, 0x10)
+		struct.pack_into("<I", rec, si["content"] + 32, flags)
 		self.write(entry, rec)
 
 	def delete(self, entry):
@@ -827,6 +840,27 @@ def icat_sha256(image_paths, addr, offset=None):
 _ISTAT_KEYS = {b"Created": "crtime", b"File Created": "crtime", b"File Modified": "mtime",
 	b"Written": "mtime",
 	b"MFT Modified": "ctime", b"Inode Modified": "ctime", b"Accessed": "atime"}
+
+
+# The names istat gives the bits of $STANDARD_INFORMATION's flags (FILE_ATTRIBUTE_*).
+SI_FLAG_NAMES = {0x1: "Read Only", 0x2: "Hidden", 0x4: "System", 0x20: "Archive",
+		 0x40: "Device", 0x80: "Normal", 0x100: "Temporary", 0x200: "Sparse",
+		 0x400: "Reparse Point", 0x800: "Compressed", 0x1000: "Offline",
+		 0x2000: "Not Content Indexed", 0x4000: "Encrypted"}
+
+
+def istat_si_flags(image_paths, addr, offset=None):
+	"""Returns the set of names istat prints as the flags of NTFS entry addr's $STANDARD_INFORMATION."""
+	argv = ["istat"] + _offset(offset) + _images(image_paths) + [str(addr)]
+	si = False
+	for line in run(argv).stdout.split(b"\n"):
+		if line.startswith(b"$STANDARD_INFORMATION Attribute Values"):
+			si = True
+		elif si and line.startswith(b"Flags:"):
+			return {n.strip().decode() for n in line[6:].split(b",") if n.strip()}
+		elif not line.strip():
+			si = False
+	return None
 
 
 def istat_times(image_paths, addr, offset=None):

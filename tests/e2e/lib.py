@@ -527,6 +527,10 @@ OLDER_VERSIONS = {
 	     "path_trigram", "file_seal"}, 21, 26),
 	4: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
 	     "path_trigram", "file_seal", "local_time"}, 22, 34),
+	5: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
+	     "path_trigram", "file_seal", "local_time", "scan_uuid"}, 23, 34),
+	6: ({"scan", "file", "file_scan_path", "file_digest", "path_index", "path_block",
+	     "path_trigram", "file_seal", "local_time", "scan_uuid"}, 23, 48),
 }
 
 

@@ -14,8 +14,10 @@ tools, never from fidx:
   * the SHA-256 of every live regular file and stream is icat's; the file list is
     fiwalk's (its DFXML);
   * NTFS: $STANDARD_INFORMATION and $FILE_NAME times are istat's, to the 100 ns, and the
-    timestomped file is found by SQL ($SI earlier than $FN); export --format body equals
-    fls -m's lines ($FILE_NAME lines, "(deleted)") field by field;
+    timestomped file is found by SQL ($SI earlier than $FN); the attributes are the
+    $STANDARD_INFORMATION flags istat prints (the timestomped file's set read-only,
+    hidden, system); export --format body equals fls -m's lines ($FILE_NAME lines,
+    "(deleted)") field by field;
   * the GPT disk: paths under pN (mmls's order), the scan's options name the table and
     partitions; its split pieces and its E01 give the same rows (diff: only the image's
     own row differs), the E01's stored MD5 verifies (ewfverify) and equals the row's MD5,
@@ -196,6 +198,26 @@ def check_ntfs(chk, db, ntfs, contents):
 					   " AND mtime_ns < fn_mtime_ns")]
 	con.close()
 	chk.eq("ntfs: the timestomped file is the one with $SI earlier than $FN", hits, [stomped])
+	# The attributes: $STANDARD_INFORMATION's flags, as istat names them, on every entry
+	# TSK gives metadata (a stream's row has its file's); the patched ones exactly.
+	chk.eq("ntfs: the flags set in the image are the attributes of its row",
+	       r["attributes"], contents.stomped_flags)
+	istat, bad = {}, []
+	for x in fl:
+		row = rows.get(prefix + x["path"])
+		if row is None or x["realloc"] or row["state"] == b"virtual":
+			continue
+		if x["inode"] not in istat:
+			istat[x["inode"]] = I.istat_si_flags([ntfs], x["inode"])
+		want = istat[x["inode"]]
+		got = None if row["attributes"] is None else \
+			{n for bit, n in I.SI_FLAG_NAMES.items() if row["attributes"] & bit}
+		if got != want:
+			bad.append((x["path"], row["attributes"], want))
+	chk.eq("ntfs: every entry's attributes are its $STANDARD_INFORMATION flags (istat)",
+	       bad[:3], [])
+	chk.ok("ntfs: attributes compared on files, streams and the deleted one",
+	       len(istat) > 10, repr(istat))
 	for name, data in contents.streams.items():
 		s = rows.get(prefix + name)
 		chk.ok("ntfs: stream %s is a row of its own with its content" % name.decode(),

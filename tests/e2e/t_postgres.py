@@ -20,7 +20,10 @@ hold a quote, a backslash and a space.  Checked:
   * a rescan over TLS with sslmode=verify-full (a URI) reuses the digests;
   * the password never appears in what fidx prints;
   * one clear line, exit 2, for a server that is not there, a wrong
-    password, a database that holds no inventory, plain TCP refused.
+    password, a database that holds no inventory, plain TCP refused;
+  * stores of schema 5 and 6 (the columns later versions added dropped
+    with psql): a sealed scan verifies as it is, and after the first scan
+    brought the store to the current version.
 """
 
 import json
@@ -236,6 +239,42 @@ def check_failures(chk, pg, top):
 		       PASSWORD.encode() not in res.out + res.err, lib.short(res.err))
 
 
+# What each older schema version of the server's lacks: the columns later versions added.
+OLDER = {
+	6: ["attributes"],
+	5: ["attributes", "state", "stream"] +
+	   ["fn_%s_%s" % (t, u) for t in lib.TIMES for u in ("ns", "sec", "nsec")],
+}
+
+
+def check_older(chk, pg, root):
+	"""A store of schema 5 or 6: its sealed scan verifies as it is and after the first write
+	migrated it to the current version (the columns added, NULL in its rows)."""
+	for version, cols in sorted(OLDER.items()):
+		db = "old%d" % version
+		label = "a store of schema %d" % version
+		pg.create_database(db, ROLE)
+		target = pg.conninfo(user=ROLE, dbname=db)
+		res = run_fidx("scan", "-q", "--db", target, root, timeout=300)
+		chk.ok("%s: setup, a sealed scan" % label, res.rc == 0, lib.short(res.err))
+		pg.psql("ALTER TABLE fidx.file %s; UPDATE fidx.meta SET value = '%d'"
+			" WHERE key = 'version';" % (", ".join("DROP COLUMN " + c for c in cols), version),
+			user=ROLE, dbname=db)
+		res = run_fidx("verify", "--db", target)
+		chk.ok("%s: its scan verifies as it is" % label,
+		       res.rc == 0 and b"intact" in res.out and not res.err, lib.short(res.out + res.err))
+		res = run_fidx("find", "--db", target, "--scan", "1")
+		chk.ok("%s: read as it is" % label, res.rc == 0 and not res.err, lib.short(res.err))
+		res = run_fidx("scan", "-q", "--db", target, root, timeout=300)
+		chk.ok("%s: a scan into it" % label, res.rc == 0 and not res.err, lib.short(res.err))
+		chk.eq("%s: migrated to the current version" % label,
+		       pg.psql("SELECT value FROM fidx.meta WHERE key = 'version';", user=ROLE,
+			       dbname=db).strip(), "7")
+		res = run_fidx("verify", "--db", target, "--scan", "1,2")
+		chk.ok("%s: both scans verify once migrated" % label,
+		       res.rc == 0 and res.out.count(b"intact") == 2, lib.short(res.out + res.err))
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td, pgserver.PgServer() as pg:
@@ -280,6 +319,8 @@ def main():
 			check_tamper(chk, pg, target)
 		with chk.guard("failures"):
 			check_failures(chk, pg, top)
+		with chk.guard("older schemas"):
+			check_older(chk, pg, root)
 	chk.done()
 
 

@@ -208,6 +208,10 @@ static void expect_row(const struct fidx_row *row, const struct fidx_record *r)
 		else
 			expect_none(row, FIDX_COL_FN_ATIME + k);
 	}
+	if (im && im->has_attributes)
+		expect_int(row, FIDX_COL_ATTRIBUTES, im->attributes);
+	else
+		expect_none(row, FIDX_COL_ATTRIBUTES);
 }
 
 /* --------------------------------------------------------------- tests --- */
@@ -490,6 +494,8 @@ static void test_image_rows(void **state)
 	r[0]->image->fn_time[2] = (struct fidx_time){.sec = 910692730085, .nsec = 477580700};
 	r[0]->image->fn_time[3] = (struct fidx_time){.sec = 0, .nsec = 0};
 	r[2]->image->no_time = 1u << 2; /* no ctime */
+	r[0]->image->has_attributes = true; /* NTFS: $STANDARD_INFORMATION's flags */
+	r[0]->image->attributes = 0x2 | 0x20;
 	for (int i = 0; i < 3; i++)
 		must_add(st, r[i]);
 	uint8_t seal[FIDX_SEAL_LEN];
@@ -527,6 +533,75 @@ static void test_image_rows(void **state)
 		fidx_record_free(r[i]);
 }
 
+/*
+ * The attributes (schema 7) of a Windows walk's entries, with no other image
+ * column: every bit of the word, none (0, not NULL), and a record without
+ * them (NULL), through the iterator and by id; the scan's seal covers them
+ * and verifies, and a changed word is a changed row.
+ */
+static void test_attributes(void **state)
+{
+	struct target *t = *state;
+	struct fidx_store *st = must_open(t->name, FIDX_STORE_WRITE, 0);
+	int64_t scan = must_begin(st, "/w");
+	static const char *const paths[] = {"/w", "/w/hidden.txt", "/w/every", "/w/none",
+					    "/w/unknown"};
+	static const char types[] = "dfff";
+	static const uint32_t words[] = {0x10, 0x2 | 0x20, UINT32_MAX, 0};
+	struct fidx_record *r[5];
+	for (int i = 0; i < 5; i++) {
+		r[i] = make_rec(scan, paths[i], strlen(paths[i]), i < 4 ? types[i] : 'f');
+		set_meta(r[i], i ? 0100644 : 040755, (uint64_t)i, true);
+		if (i == 4)
+			continue; /* a record no source gave attributes: NULL */
+		assert_non_null(r[i]->image = calloc(1, sizeof(*r[i]->image)));
+		r[i]->image->has_attributes = true;
+		r[i]->image->attributes = words[i];
+	}
+	for (int i = 0; i < 5; i++)
+		must_add(st, r[i]);
+	uint8_t seal[FIDX_SEAL_LEN];
+	struct fidx_scan_totals totals = {.finished_ns = FIXTURE_FINISHED_NS, .status = "complete",
+					  .entries = 5, .files = 4, .dirs = 1};
+	assert_int_equal(must_end_totals(st, scan, &totals, seal), 1);
+	must_close(st);
+
+	st = must_open(t->name, FIDX_STORE_READ, 0);
+	const char *root = "/w";
+	struct fidx_rows *it = rows_of(st, &scan, &root, FIDX_FILE_ALL);
+	const struct fidx_row *row;
+	int64_t ids[5];
+	int n = 0;
+	while ((row = next_row(it))) {
+		assert_true(n < 5);
+		ids[n] = fidx_row_int(row, FIDX_COL_ID);
+		expect_row(row, r[n]);
+		n++;
+	}
+	fidx_rows_close(it);
+	assert_int_equal(n, 5);
+	/* Each row again by its id, the attributes alone asked for. */
+	struct fidx_rows_query q = {.scans = &scan, .roots = &root, .nscans = 1,
+				    .columns = FIDX_COLUMN(FIDX_COL_ATTRIBUTES)};
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(fidx_store_row(st, &q, ids[i], &row, &err), 1);
+		if (i < 4)
+			assert_true((uint64_t)fidx_row_int(row, FIDX_COL_ATTRIBUTES) == words[i]);
+		else
+			expect_none(row, FIDX_COL_ATTRIBUTES);
+	}
+	struct fidx_seal_result res;
+	MUST(fidx_store_verify(st, scan, NULL, NULL, &res, &err));
+	assert_true(res.sealed);
+	assert_int_equal(res.rows, 5);
+	assert_int_equal(res.altered, 0);
+	assert_memory_equal(res.recorded, res.computed, FIDX_SEAL_LEN);
+	assert_memory_equal(seal, res.computed, FIDX_SEAL_LEN);
+	must_close(st);
+	for (int i = 0; i < 5; i++)
+		fidx_record_free(r[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,6 +611,7 @@ int main(void)
 		TARGET_TEST(test_orders),
 		TARGET_TEST(test_unused_removed),
 		TARGET_TEST(test_image_rows),
+		TARGET_TEST(test_attributes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -639,6 +639,7 @@ static struct fidx_store *pg_open(const char *target, enum fidx_store_mode mode,
 	}
 	/* A schema of an earlier version is brought up to this one by the first write. */
 	st->has_schema = version == FIDX_SCHEMA_VERSION;
+	st->has_tables = version != 0;
 	st->base.version = version ? version : FIDX_SCHEMA_VERSION;
 	if (mode == FIDX_STORE_READ) {
 		if (!version) {
@@ -689,6 +690,17 @@ static const char *const *pg_files(const struct fidx_store *base)
 	FN_TIME_REST("fn_ctime") "," FN_TIME_REST("fn_btime") ";" \
 	"UPDATE fidx.meta SET value = '6' WHERE key = 'version'"
 
+/* Version 6 to 7: the attributes (row.h), as the SQLite store's step 7 adds them. */
+#define SCHEMA_V7_SQL \
+	"ALTER TABLE fidx.file ADD COLUMN attributes bigint;" \
+	"UPDATE fidx.meta SET value = '7' WHERE key = 'version'"
+
+/* The steps from a version of the schema on PostgreSQL (5, the first) to the next. */
+static const char *const schema_steps[FIDX_SCHEMA_VERSION] = {
+	[5] = SCHEMA_V6_SQL,
+	[6] = SCHEMA_V7_SQL,
+};
+
 int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 {
 	struct pg_params p = {0};
@@ -698,27 +710,38 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	    read_version(st, &version, err) < 0)
 		return -1;
 	if (version == FIDX_SCHEMA_VERSION) {
-		st->has_schema = true;
+		st->has_schema = st->has_tables = true;
+		st->base.version = FIDX_SCHEMA_VERSION;
 		return 0;
 	}
 	/* Simple-query protocol: several statements in one string, none with values.  A
-	 * schema of version 5 (the first on PostgreSQL) gets the columns of 6, which its
-	 * owner alone may add (fidx-pg-setup, or a first scan by the owner). */
-	PGresult *res = PQexec(st->conn, version ? SCHEMA_V6_SQL : fidx_pg_schema_sql);
-	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
-		char line[1024];
-		pg_fail(st, err, "make the schema fidx in", res ? pg_first_line(
-				PQresultErrorMessage(res), line, sizeof(line)) : NULL);
+	 * schema of an earlier version (5, the first on PostgreSQL, or later) gets the
+	 * columns of each next one, which its owner alone may add (fidx-pg-setup, or a
+	 * first scan by the owner). */
+	for (int v = version; v < FIDX_SCHEMA_VERSION; v++) {
+		if (v && !schema_steps[v])
+			return fidx_fail(err, EPROTO, "database '%s'%s has schema version %d, which"
+					 " this fidx cannot bring up to %d", fidx_quote(st->name),
+					 st->origin, v, FIDX_SCHEMA_VERSION);
+		PGresult *res = PQexec(st->conn, v ? schema_steps[v] : fidx_pg_schema_sql);
+		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			char line[1024];
+			pg_fail(st, err, "make the schema fidx in", res ? pg_first_line(
+					PQresultErrorMessage(res), line, sizeof(line)) : NULL);
+			PQclear(res);
+			return -1;
+		}
 		PQclear(res);
-		return -1;
+		if (!v)
+			break;
 	}
-	PQclear(res);
 	if (read_version(st, &version, err) < 0)
 		return -1;
 	if (version != FIDX_SCHEMA_VERSION)
 		return fidx_fail(err, EPROTO, "schema.sql made version %d, not %d: fidx is built"
 				 " wrong", version, FIDX_SCHEMA_VERSION);
-	st->has_schema = true;
+	st->has_schema = st->has_tables = true;
+	st->base.version = FIDX_SCHEMA_VERSION;
 	return 0;
 }
 

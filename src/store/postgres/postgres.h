@@ -68,7 +68,10 @@ struct pg_store {
 	char *name;                 /* for messages: the target without its password */
 	char *origin;               /* said after the name in messages */
 	bool in_txn;                /* a transaction is open */
-	bool has_schema;            /* the schema fidx exists in the database */
+	bool has_schema;            /* the schema fidx of this version exists in the database
+				       (else the first write makes it, or brings it up to it) */
+	bool has_tables;            /* the schema fidx exists, of this version or an earlier
+				       one (whose columns it lacks read as NULL) */
 	/* WRITE. */
 	unsigned batch_rows;        /* rows per transaction */
 	unsigned pending;           /* rows sent in the open transaction */
@@ -307,10 +310,11 @@ uint64_t pg_count(struct fidx_store *st, const int64_t *scans, size_t n, bool fi
 /* ---- seal.c ---- */
 
 /*
- * The select list of a file row's seal fields, in line order (the columns
- * of fidx_seal_file_columns[], with the table alias f).
+ * Writes into buf (size bytes) the select list of a file row's seal fields,
+ * in line order (the columns of fidx_seal_file_columns[], with the table
+ * alias f; NULL for a column the table of schema version has not).  Returns buf.
  */
-const char *pg_seal_columns(void);
+const char *pg_seal_columns(int version, char *buf, size_t size);
 
 /*
  * Keeps the row hash of the line made last (st->lines) for file id of scan

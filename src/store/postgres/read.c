@@ -45,8 +45,10 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 		if (!(rd->columns & FIDX_COLUMN(c)))
 			continue;
 		const char *name = fidx_columns[c].name;
-		bool image = c >= FIDX_COL_STATE && c < FIDX_NFILE_COLUMNS;
-		if (image && version < 6)
+		/* Columns a version added are NULL before it (6: the image columns, 7: attributes). */
+		bool absent = (c >= FIDX_COL_STATE && c < FIDX_COL_ATTRIBUTES && version < 6) ||
+			      (c == FIDX_COL_ATTRIBUTES && version < 7);
+		if (absent)
 			len += (size_t)snprintf(buf + len, size - len, fidx_columns[c].kind ==
 						FIDX_KIND_TIME ? ", NULL, NULL, NULL" : ", NULL");
 		else if (fidx_columns[c].kind == FIDX_KIND_TIME)
@@ -619,7 +621,7 @@ int pg_scans(struct fidx_store *base, const struct fidx_scan_filter *f,
 	fidx_scan_list_free(out);
 	if (!f)
 		f = &every;
-	if (!st->has_schema)
+	if (!st->has_tables)
 		return 0;
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
 	/* The UUID as its text: the scan rows hold it as fidx writes it. */

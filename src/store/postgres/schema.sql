@@ -115,6 +115,7 @@ CREATE TABLE fidx.file (
 	fn_ctime_nsec bigint,
 	fn_btime_sec bigint,
 	fn_btime_nsec bigint,
+	attributes bigint,
 	host_id bigint NOT NULL,
 	origin_id bigint,
 	-- A scan's rows in id order (its seal's order) without a sort; ids are unique
@@ -254,4 +255,4 @@ BEGIN
 END
 $$;
 
-INSERT INTO fidx.meta VALUES ('version', '6');
+INSERT INTO fidx.meta VALUES ('version', '7');

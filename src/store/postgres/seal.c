@@ -20,18 +20,21 @@
 
 #include "seal.h"
 
-const char *pg_seal_columns(void)
+const char *pg_seal_columns(int version, char *buf, size_t size)
 {
-	static char list[1024];
-	if (!list[0]) {
-		/* A pushed row's ids are those it had where it was made. */
-		size_t len = (size_t)snprintf(list, sizeof(list), "coalesce(f.origin_id, f.id),"
-					      " coalesce(s.origin_id, f.scan_id)");
-		for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, ", f.%s",
-						fidx_seal_file_columns[i].name);
+	/* A pushed row's ids are those it had where it was made. */
+	size_t len = (size_t)snprintf(buf, size, "coalesce(f.origin_id, f.id),"
+				      " coalesce(s.origin_id, f.scan_id)");
+	/* The columns of a later version than the table's are NULL (6: the image
+	 * columns, 7: attributes); every other is there from version 5 on. */
+	size_t v6 = (size_t)fidx_seal_file_field(FIDX_COL_STATE);
+	size_t v7 = (size_t)fidx_seal_file_field(FIDX_COL_ATTRIBUTES);
+	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS && len < size; i++) {
+		bool absent = (i >= v6 && i < v7 && version < 6) || (i >= v7 && version < 7);
+		len += (size_t)snprintf(buf + len, size - len, absent ? ", NULL" : ", f.%s",
+					fidx_seal_file_columns[i].name);
 	}
-	return list;
+	return buf;
 }
 
 /* Sets the n fields f from columns col.. of row r of res. */
@@ -146,11 +149,12 @@ static int each_tuple(void *arg, int n, const char *const *val, const int32_t *l
 static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 		    struct fidx_error *err)
 {
-	char sql[1500];
+	char sql[1500], cols[1024];
 	/* COPY takes no parameters: the scan id is a number fidx formats. */
 	snprintf(sql, sizeof(sql), "COPY (SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
 		 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, f.id)"
-		 " TO STDOUT (FORMAT binary)", pg_seal_columns(), scan_id);
+		 " TO STDOUT (FORMAT binary)",
+		 pg_seal_columns(st->base.version, cols, sizeof(cols)), scan_id);
 	struct each e = {st, fn, arg};
 	return pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
 }

@@ -143,13 +143,15 @@ int sqlite_rows_scope(struct sqlite_rows *r, const int64_t *scans, const char *c
 const char *sqlite_rows_select(const struct sqlite_rows *r, char *buf, size_t size)
 {
 	/* Columns a version added are NULL before it (3: digests_from, 4: T_sec, T_nsec,
-	 * 6: the image columns). */
-	bool v4 = r->st->base.version >= 4, v6 = r->st->base.version >= 6;
+	 * 6: the image columns, 7: attributes). */
+	int version = r->st->base.version;
+	bool v4 = version >= 4;
 	size_t len = (size_t)snprintf(buf, size, "f.id, f.scan_id");
 	for (size_t i = 0; i < r->ncols && len < size; i++) {
 		const struct reader_col *k = &r->cols[i];
-		bool image = k->c >= FIDX_COL_STATE && (int)k->c < FIDX_NFILE_COLUMNS;
-		if (image && !v6)
+		bool later = (k->c >= FIDX_COL_STATE && k->c < FIDX_COL_ATTRIBUTES && version < 6) ||
+			     (k->c == FIDX_COL_ATTRIBUTES && version < 7);
+		if (later)
 			len += (size_t)snprintf(buf + len, size - len, k->time ? ", NULL, NULL, NULL"
 							: ", NULL");
 		else if (k->time && v4)

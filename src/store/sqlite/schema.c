@@ -322,6 +322,15 @@ const char fidx_schema_sql[] =
 	FN_TIME_COLUMNS("fn_ctime") FN_TIME_COLUMNS("fn_btime")
 
 /*
+ * Version 7: the entry's Windows file attributes (row.h's
+ * FIDX_ATTR_COLUMNS): a Windows walk's, or an NTFS image's
+ * $STANDARD_INFORMATION flags; NULL in a Linux walk's rows and in the rows
+ * already there, whose seals stay as they were.
+ */
+#define SCHEMA_V7_SQL \
+	"ALTER TABLE file ADD COLUMN attributes INTEGER;\n"
+
+/*
  * fidx_schema_migrations[v - 1] takes a database from version v to v + 1.  A
  * new database gets fidx_schema_sql and then every step, so that each addition is
  * written once and a new database equals a migrated one.  Steps only add
@@ -339,6 +348,8 @@ const char *const fidx_schema_migrations[FIDX_SCHEMA_VERSION - 1] = {
 	SCHEMA_V5_SQL,
 	/* 5 -> 6 */
 	SCHEMA_V6_SQL,
+	/* 6 -> 7 */
+	SCHEMA_V7_SQL,
 };
 
 char *fidx_schema_table_columns(sqlite3 *db, const char *name)

@@ -57,9 +57,20 @@ static const char file_sql[] =
 	"quote(CAST(sha512 AS BLOB))||'|'||quote(CAST(xxh128 AS BLOB))||'|'||"
 	"quote(CAST(error AS BLOB))||'|'||quote(digests_from)||"
 	"CASE WHEN coalesce(atime_sec, atime_nsec, mtime_sec, mtime_nsec, ctime_sec, ctime_nsec,"
-	" btime_sec, btime_nsec) IS NULL THEN '' ELSE '|'||quote(atime_sec)||'|'||"
+	" btime_sec, btime_nsec, state, stream, fn_atime_ns, fn_mtime_ns, fn_ctime_ns, fn_btime_ns,"
+	" fn_atime_sec, fn_atime_nsec, fn_mtime_sec, fn_mtime_nsec, fn_ctime_sec, fn_ctime_nsec,"
+	" fn_btime_sec, fn_btime_nsec, attributes) IS NULL THEN '' ELSE '|'||quote(atime_sec)||'|'||"
 	"quote(atime_nsec)||'|'||quote(mtime_sec)||'|'||quote(mtime_nsec)||'|'||quote(ctime_sec)"
-	"||'|'||quote(ctime_nsec)||'|'||quote(btime_sec)||'|'||quote(btime_nsec) END"
+	"||'|'||quote(ctime_nsec)||'|'||quote(btime_sec)||'|'||quote(btime_nsec) END||"
+	"CASE WHEN coalesce(state, stream, fn_atime_ns, fn_mtime_ns, fn_ctime_ns, fn_btime_ns,"
+	" fn_atime_sec, fn_atime_nsec, fn_mtime_sec, fn_mtime_nsec, fn_ctime_sec, fn_ctime_nsec,"
+	" fn_btime_sec, fn_btime_nsec, attributes) IS NULL THEN '' ELSE '|'||"
+	"quote(CAST(state AS BLOB))||'|'||quote(CAST(stream AS BLOB))||'|'||quote(fn_atime_ns)||'|'||"
+	"quote(fn_mtime_ns)||'|'||quote(fn_ctime_ns)||'|'||quote(fn_btime_ns)||'|'||"
+	"quote(fn_atime_sec)||'|'||quote(fn_atime_nsec)||'|'||quote(fn_mtime_sec)||'|'||"
+	"quote(fn_mtime_nsec)||'|'||quote(fn_ctime_sec)||'|'||quote(fn_ctime_nsec)||'|'||"
+	"quote(fn_btime_sec)||'|'||quote(fn_btime_nsec) END||"
+	"CASE WHEN attributes IS NULL THEN '' ELSE '|'||quote(attributes) END"
 	" FROM file WHERE scan_id = ?1 ORDER BY id";
 
 /* The failure of the last store call a test makes itself (MUST()). */
@@ -303,6 +314,86 @@ static void test_rolled_back_and_read_back(void **state)
 	assert_int_equal(check_row_hashes(f->db, a), 2);
 }
 
+/*
+ * Scans sealed in a database of schema 6 (the attributes column dropped and
+ * user_version set back, as a fidx of schema 6 leaves it: rows with times in
+ * the columns of schema 4, an image row with the columns of 6) verify as they
+ * are, and again once a write migrated the database to 7 (the column there,
+ * NULL in their rows).  A scan written then, with attributes (a Windows
+ * walk's: no other image column), is sealed over them with the documented
+ * lines, and a word changed by SQL is an altered row.
+ */
+static void test_sealed_before_7(void **state)
+{
+	struct fixture *f = *state;
+	struct fidx_store *st = seal_two_scans(f->db, "complete", NULL);
+	uint8_t seal[4][32], want[32];
+	assert_int_equal(fidx_store_seal(st, 1, seal[0], &err), 1);
+	assert_int_equal(fidx_store_seal(st, 2, seal[1], &err), 1);
+	int64_t img = must_begin(st, "/img");
+	struct fidx_record *r = make_rec(img, "/img/p1/gone", 12, 'f');
+	set_meta(r, 0100644, 3, true);
+	assert_non_null(r->image = calloc(1, sizeof(*r->image)));
+	r->image->state = "deleted";
+	r->image->has_fn_times = true;
+	r->image->fn_time[3] = (struct fidx_time){.sec = -11644473600, .nsec = 100};
+	must_add(st, r);
+	struct fidx_scan_totals t = {.finished_ns = FIXTURE_FINISHED_NS, .status = "complete",
+				     .entries = 1, .files = 1, .bytes = r->meta.size};
+	assert_int_equal(must_end_totals(st, img, &t, seal[2]), 1);
+	must_close(st);
+	fidx_record_free(r);
+	for (int64_t s = 1; s <= 3; s++) {
+		expected_seal(f->db, s, want);
+		assert_memory_equal(seal[s - 1], want, 32);
+	}
+	exec_sql(f->db, "ALTER TABLE file DROP COLUMN attributes; PRAGMA user_version = 6");
+
+	for (int pass = 0; pass < 2; pass++) {
+		st = must_open(f->db, FIDX_STORE_READ, 0);
+		assert_int_equal(fidx_store_version(st), pass ? FIDX_SCHEMA_VERSION : 6);
+		must_close(st);
+		for (int64_t s = 1; s <= 3; s++) {
+			struct found c;
+			struct fidx_seal_result res = seal_check(f->db, s, &c);
+			assert_true(res.sealed);
+			assert_memory_equal(res.recorded, seal[s - 1], 32);
+			assert_memory_equal(res.computed, seal[s - 1], 32);
+			assert_int_equal(c.n, 0);
+		}
+		must_close(must_open(f->db, FIDX_STORE_WRITE, 0)); /* migrates it, once */
+	}
+
+	st = must_open(f->db, FIDX_STORE_WRITE, 0);
+	int64_t w = must_begin(st, "/w");
+	struct fidx_record *wr[2] = {make_rec(w, "/w", 2, 'd'), make_rec(w, "/w/hidden.txt", 13, 'f')};
+	for (int i = 0; i < 2; i++) {
+		set_meta(wr[i], i ? 0100644 : 040755, 4, true);
+		assert_non_null(wr[i]->image = calloc(1, sizeof(*wr[i]->image)));
+		wr[i]->image->has_attributes = true;
+		wr[i]->image->attributes = i ? 0x2 | 0x20 : 0x10;
+		must_add(st, wr[i]);
+	}
+	t = (struct fidx_scan_totals){.finished_ns = FIXTURE_FINISHED_NS, .status = "complete",
+				      .entries = 2, .files = 1, .dirs = 1, .bytes = wr[1]->meta.size};
+	assert_int_equal(must_end_totals(st, w, &t, seal[3]), 1);
+	must_close(st);
+	for (int i = 0; i < 2; i++)
+		fidx_record_free(wr[i]);
+	expected_seal(f->db, w, want);
+	assert_memory_equal(seal[3], want, 32);
+	assert_int_equal(check_row_hashes(f->db, w), 2);
+	struct found c;
+	struct fidx_seal_result res = seal_check(f->db, w, &c);
+	assert_memory_equal(res.computed, want, 32);
+	assert_int_equal(c.n, 0);
+	exec_sql(f->db, "UPDATE file SET attributes = 0x23 WHERE path = '/w/hidden.txt'");
+	res = seal_check(f->db, w, &c);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.change[0], FIDX_SEAL_ALTERED);
+	assert_int_equal(res.altered, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +402,7 @@ int main(void)
 		FIXTURE_TEST(test_findings),
 		FIXTURE_TEST(test_resumed),
 		FIXTURE_TEST(test_rolled_back_and_read_back),
+		FIXTURE_TEST(test_sealed_before_7),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -648,6 +648,17 @@ static void test_migration(void **state)
 	sqlite3 *h = open_sqlite(f->db);
 	assert_int_equal(query_int(h, "PRAGMA user_version"), FIDX_SCHEMA_VERSION);
 	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE path = '/r'"), 1);
+
+	/* From version 6 (fidx before the attributes), the one step: the same schema again. */
+	exec_sql(h, "ALTER TABLE file DROP COLUMN attributes; PRAGMA user_version = 6");
+	assert_int_equal(sqlite3_close(h), SQLITE_OK);
+	must_close(must_open(f->db, FIDX_STORE_WRITE, 0));
+	free(migrated);
+	migrated = schema_text(f->db);
+	assert_string_equal(migrated, fresh);
+	h = open_sqlite(f->db);
+	assert_int_equal(query_int(h, "PRAGMA user_version"), FIDX_SCHEMA_VERSION);
+	assert_int_equal(query_int(h, "SELECT count(*) FROM file WHERE attributes IS NULL"), 1);
 	assert_int_equal(sqlite3_close(h), SQLITE_OK);
 
 	/*
