@@ -39,10 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef _WIN32
-#define XXH_INLINE_ALL /* libxxhash's header is the whole library */
-#endif
-#include <xxhash.h>
+#include <xxhash.h> /* on Windows the whole library (XXH_INLINE_ALL, mk/windows.mk) */
 
 /* Alignment of the read buffer: a page, so reads can be served page by page. */
 #define READ_ALIGN 4096

@@ -177,6 +177,11 @@ int fidx_utc_offsets(int64_t lo, int64_t hi, int (*fn)(void *arg, int64_t since,
 }
 
 #ifndef _WIN32
+bool fidx_privileged(void)
+{
+	return geteuid() == 0;
+}
+
 unsigned fidx_usable_cpus(void)
 {
 	cpu_set_t set;

@@ -5,6 +5,7 @@
 #ifndef FIDX_SYSINFO_H
 #define FIDX_SYSINFO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fidx_sysinfo {
@@ -19,6 +20,13 @@ void fidx_sysinfo_read(struct fidx_sysinfo *info);
 
 /* Returns the number of CPUs this process may run on (its affinity mask). */
 unsigned fidx_usable_cpus(void);
+
+/*
+ * Whether this process may read what only the system's administrator may:
+ * root (uid 0) on Linux; on Windows, an elevated administrator's token
+ * (whose backup privilege opens any file for reading).
+ */
+bool fidx_privileged(void);
 
 /* Returns the folder for temporary files: $TMPDIR when set and not empty, else /tmp. */
 const char *fidx_tmpdir(void);

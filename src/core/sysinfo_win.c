@@ -114,3 +114,16 @@ unsigned fidx_usable_cpus(void)
 	DWORD all = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
 	return all ? (unsigned)all : 1;
 }
+
+bool fidx_privileged(void)
+{
+	HANDLE token;
+	TOKEN_ELEVATION elevation = {0};
+	DWORD got = 0;
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token))
+		return false;
+	bool elevated = GetTokenInformation(token, TokenElevation, &elevation, sizeof(elevation),
+					    &got) && elevation.TokenIsElevated;
+	CloseHandle(token);
+	return elevated;
+}

@@ -28,6 +28,7 @@
 #include "diag.h"
 #include "mounts.h"
 #include "scan.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -35,6 +36,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* The drives of Windows are its mounts (platform_win.c). */
+#ifdef _WIN32
+#define TABLE_TITLE "Drives"
+#define TARGET_HEADER "DRIVE"
+#else
+#define TABLE_TITLE "Mounted filesystems"
+#define TARGET_HEADER "MOUNT POINT"
+#endif
+
+/* What a scan without the administrator's rights misses, said under the table. */
+#ifdef _WIN32
+#define NOT_PRIVILEGED "Not running as an elevated administrator: folders and files your" \
+	" account may not read\n(other users' profiles, System Volume Information, some of" \
+	" Windows\\) are recorded\nwith 'Access is denied.' and no digest.  Run fidx from an" \
+	" administrator's prompt\nfor a complete inventory."
+#else
+#define NOT_PRIVILEGED "Not running as root: folders and files your user may not read" \
+	" are recorded\nwith 'Permission denied' and no digest.  Run fidx as root for a" \
+	" complete inventory."
+#endif
 
 /* The state of one session: the mount table and the rows of the table shown. */
 struct session {
@@ -75,8 +97,11 @@ static int ask(struct session *s, const char *prompt)
 		fflush(s->out);
 		return -1;
 	}
+	/* The line's end: "\n", or "\r\n" as Windows' console (and a CRLF file) ends it. */
 	if (len > 0 && s->line[len - 1] == '\n')
-		s->line[len - 1] = '\0';
+		s->line[--len] = '\0';
+	if (len > 0 && s->line[len - 1] == '\r')
+		s->line[--len] = '\0';
 	return 0;
 }
 
@@ -167,7 +192,7 @@ static int pick_rows(struct session *s)
 static void print_table(struct session *s)
 {
 	size_t wnum = snprintf(NULL, 0, "%zu", s->nrows);
-	size_t wtarget = strlen("MOUNT POINT"), wtype = strlen("TYPE"),
+	size_t wtarget = strlen(TARGET_HEADER), wtype = strlen("TYPE"),
 	       wsource = strlen("SOURCE");
 	char size[16], used[16];
 
@@ -180,8 +205,8 @@ static void print_table(struct session *s)
 		if ((w = quoted_width(s->rows[i]->source)) > wsource)
 			wsource = w;
 	}
-	fprintf(s->out, "Mounted filesystems:\n%*s  ", (int)wnum, "#");
-	put_cell(s->out, "MOUNT POINT", wtarget);
+	fprintf(s->out, "%s:\n%*s  ", TABLE_TITLE, (int)wnum, "#");
+	put_cell(s->out, TARGET_HEADER, wtarget);
 	put_cell(s->out, "TYPE", wtype);
 	put_cell(s->out, "SOURCE", wsource);
 	fprintf(s->out, "%6s  %6s\n", "SIZE", "USED");
@@ -268,7 +293,13 @@ static int check_subpath(struct session *s, const struct fidx_mount *m, const ch
 	struct stat st, top;
 	size_t n = strlen(m->target);
 
-	if (*a == '/')
+#ifdef _WIN32
+	/* C:\x or \\server\share: absolute as typed (stored: /C:/x). */
+	bool absolute = *a == '/' || *a == '\\' || (a[0] && a[1] == ':');
+#else
+	bool absolute = *a == '/';
+#endif
+	if (absolute)
 		path = strdup(a);
 	else if (asprintf(&path, "%s/%s", m->target, a) < 0)
 		path = NULL;
@@ -353,6 +384,8 @@ int fidx_interactive_ask(FILE *in, FILE *out, unsigned default_jobs,
 		goto out;
 	}
 	print_table(&s);
+	if (!fidx_privileged())
+		fprintf(s.out, "%s\n", NOT_PRIVILEGED);
 	if (!(m = ask_filesystem(&s)) || !(jobs = ask_jobs(&s, default_jobs)) ||
 	    !(root = ask_subpath(&s, m)))
 		goto out;
