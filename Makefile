@@ -10,6 +10,9 @@
 #                        the e2e scripts marked 'e2e: tsan') under TSan
 #   make cng-check       the Windows crypto backend (CNG) built with MinGW-w64 and run under
 #                        Wine: known answers, files against coreutils (tests/windows/run)
+#   make windows         build/win/fidx.exe for 64-bit Windows, cross-built with MinGW-w64
+#                        (mk/windows.mk, docs/WINDOWS.md); make check-windows runs it under
+#                        Wine (part of make check)
 #   make alloc-check     an allocation failure at every allocation site of fidx's code
 #                        in turn, for scan, dupes, check, du, find, export, report and
 #                        verify (a short version runs in make check's e2e suite)

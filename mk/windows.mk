@@ -3,7 +3,8 @@
 #
 #   make windows         build/win/fidx.exe (64-bit, static: no DLL beside it) and the
 #                        Wine suite's helpers (tests/windows/)
-#   make windows-check   make windows, then the suite under Wine (tests/windows/run)
+#   make check-windows   make windows (-Werror), then the suite under Wine (tests/windows/run);
+#                        make check runs it beside its sanitizer stages (CHECK_EXTRA_BG)
 #
 # The same sources as the Linux build, less what Windows has no counterpart for or
 # Debian packages no MinGW build of (the walker of src/lib/ and its source, the Linux
@@ -17,6 +18,9 @@ WIN_BUILD   := build/win
 WIN_CC      := x86_64-w64-mingw32-gcc-posix
 WIN_CXX     := x86_64-w64-mingw32-g++-posix
 WIN_WINDRES := x86_64-w64-mingw32-windres
+# -Wno-format: MinGW checks printf formats as Microsoft's printf, which knows no %zu;
+# fidx prints through MinGW's own (C99) printf (__USE_MINGW_ANSI_STDIO), and the Linux
+# build checks the same format strings.
 WIN_CFLAGS  := -std=gnu17 -Wall -Wextra -Wno-format -O2 -g0 -D_GNU_SOURCE -D__USE_MINGW_ANSI_STDIO=1 \
 	       -D_WIN32_WINNT=0x0A00 -DWINVER=0x0A00 -DUNICODE -D_UNICODE -D_POSIX_THREAD_SAFE_FUNCTIONS=200112L -DXXH_INLINE_ALL \
 	       -DFIDX_VERSION='"$(VERSION)"' -include src/compat/win.h -Isrc/compat/include \
@@ -40,7 +44,7 @@ WIN_OBJS := $(patsubst src/%.c,$(WIN_BUILD)/obj/%.o,$(WIN_SRCS)) $(WIN_BUILD)/ob
 	    $(WIN_BUILD)/obj/sqlite3.o
 WIN_HEADERS := $(HEADERS) $(wildcard src/compat/*.h src/compat/include/*.h src/compat/include/*/*.h)
 
-.PHONY: windows windows-check
+.PHONY: windows check-windows
 windows: $(WIN_BUILD)/fidx.exe $(WIN_BUILD)/tests/wincheck.exe
 
 $(WIN_BUILD)/sqlite/sqlite3.c:
@@ -85,5 +89,6 @@ $(WIN_BUILD)/tests/%.exe: tests/windows/%.c mk/windows.mk
 	$(WIN_CC) -std=gnu17 -Wall -Wextra -Werror -O2 -D_WIN32_WINNT=0x0A00 -DUNICODE \
 		-D__USE_MINGW_ANSI_STDIO=1 -municode -static -o $@ $<
 
-windows-check: windows
+check-windows:
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) EXTRA_CFLAGS=-Werror windows
 	$(PYTHON) tests/windows/run --fidx $(WIN_BUILD)/fidx.exe --checker $(WIN_BUILD)/tests/wincheck.exe
