@@ -194,7 +194,7 @@ static void print_table(struct session *s)
 	size_t wnum = snprintf(NULL, 0, "%zu", s->nrows);
 	size_t wtarget = strlen(TARGET_HEADER), wtype = strlen("TYPE"),
 	       wsource = strlen("SOURCE");
-	char size[16], used[16];
+	char size[16], used[16], avail[16];
 
 	for (size_t i = 0; i < s->nrows; i++) {
 		size_t w;
@@ -209,7 +209,7 @@ static void print_table(struct session *s)
 	put_cell(s->out, TARGET_HEADER, wtarget);
 	put_cell(s->out, "TYPE", wtype);
 	put_cell(s->out, "SOURCE", wsource);
-	fprintf(s->out, "%6s  %6s\n", "SIZE", "USED");
+	fprintf(s->out, "%6s  %6s  %6s\n", "SIZE", "USED", "FREE");
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct fidx_mount *m = s->rows[i];
 		fprintf(s->out, "%*zu  ", (int)wnum, i + 1);
@@ -219,11 +219,13 @@ static void print_table(struct session *s)
 		if (m->size) {
 			human(m->size, size);
 			human(m->used, used);
+			human(m->avail, avail);
 		} else {
 			strcpy(size, "-");
 			strcpy(used, "-");
+			strcpy(avail, "-");
 		}
-		fprintf(s->out, "%6s  %6s\n", size, used);
+		fprintf(s->out, "%6s  %6s  %6s\n", size, used, avail);
 	}
 	fflush(s->out);
 }
