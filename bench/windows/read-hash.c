@@ -79,7 +79,7 @@ static int measure(const char *path, DWORD flags, const char *flag_name, unsigne
 			  ((double)(t1.QuadPart - t0.QuadPart) / (double)freq.QuadPart);
 	}
 	qsort(rate, (size_t)runs, sizeof(rate[0]), by_value);
-	printf("%-22s %-8s best %8.1f MiB/s  median %8.1f MiB/s\n", flag_name, mask_name,
+	printf("%-25s %-8s best %8.1f MiB/s  median %8.1f MiB/s\n", flag_name, mask_name,
 	       rate[runs - 1], rate[runs / 2]);
 	fidx_hasher_destroy(h);
 	return 0;
