@@ -24,7 +24,7 @@
 #define BLOCK (1024 * 1024) /* bytes a ReadFile asks for */
 #define MAX_RUNS 64
 
-/* Reads path whole with the open flags given, feeding h (when not NULL).  Returns the bytes, or -1. */
+/* Reads path whole with the open flags given, feeding h unless NULL.  Returns its bytes, or -1. */
 static long long read_file(const char *path, DWORD flags, struct fidx_hasher *h,
 			   unsigned char *buf)
 {
@@ -55,7 +55,7 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Times RUNS reads of path after a warm one; prints the best and median MiB/s.  Returns 0, or -1. */
+/* Times runs reads of path after a warm one; prints the best and median MiB/s.  Returns 0 or -1. */
 static int measure(const char *path, DWORD flags, const char *flag_name, unsigned mask,
 		   const char *mask_name, int runs, unsigned char *buf)
 {
@@ -79,7 +79,7 @@ static int measure(const char *path, DWORD flags, const char *flag_name, unsigne
 			  ((double)(t1.QuadPart - t0.QuadPart) / (double)freq.QuadPart);
 	}
 	qsort(rate, (size_t)runs, sizeof(rate[0]), by_value);
-	printf("%-22s %-8s best %8.1f MiB/s  median %8.1f MiB/s\n", flag_name, mask_name,
+	printf("%-25s %-8s best %8.1f MiB/s  median %8.1f MiB/s\n", flag_name, mask_name,
 	       rate[runs - 1], rate[runs / 2]);
 	fidx_hasher_destroy(h);
 	return 0;

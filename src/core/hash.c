@@ -21,8 +21,9 @@
  * from a handle.  fidx allocates nothing per file.  (OpenSSL 3.0 itself
  * frees and re-allocates a digest's small provider state at every reset;
  * reset, one-byte update and final together measured ~130 ns per digest,
- * against several microseconds for the open, read and close of a file.)  The read size is the one measured in docs/BENCHMARKS.md
- * (section "read size").
+ * against several microseconds for the open, read and close of a file.)
+ * The read size is the one measured in docs/BENCHMARKS.md (section "read
+ * size").
  *
  * XXH128 is stored in its canonical form (big-endian bytes), the form that
  * `xxh128sum` prints, so hex(xxh128) in the database matches that tool.

@@ -52,138 +52,108 @@ enum {
 };
 
 static const struct hash_vector hash_vectors[HASH_NVECTORS] = {
-	[HV_EMPTY] = {
-		/* the empty message (RFC 1321, FIPS 180-4 examples) */
-		"",
-		0, 1,
-		{
-			[FIDX_MD5] = "d41d8cd98f00b204e9800998ecf8427e",
-			[FIDX_SHA1] = "da39a3ee5e6b4b0d3255bfef95601890afd80709",
-			[FIDX_SHA256] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-			[FIDX_SHA512] = "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce"
-				"47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
-			[FIDX_XXH128] = "99aa06d3014798d86001c324468d497f",
-		},
-	},
-	[HV_A] = {
-		/* "a" (RFC 1321 A.5) */
-		"a",
-		1, 1,
-		{
-			[FIDX_MD5] = "0cc175b9c0f1b6a831c399e269772661",
-			[FIDX_SHA1] = "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8",
-			[FIDX_SHA256] = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
-			[FIDX_SHA512] = "1f40fc92da241694750979ee6cf582f2d5d7d28e18335de05abc54d0560e0f53"
-				"02860c652bf08d560252aa5e74210546f369fbbbce8c12cfc7957b2652fe9a75",
-			[FIDX_XXH128] = "a96faf705af16834e6c632b61e964e1f",
-		},
-	},
-	[HV_ABC] = {
-		/* "abc": one block (RFC 1321 A.5, FIPS 180-4 examples) */
-		"abc",
-		3, 1,
-		{
-			[FIDX_MD5] = "900150983cd24fb0d6963f7d28e17f72",
-			[FIDX_SHA1] = "a9993e364706816aba3e25717850c26c9cd0d89d",
-			[FIDX_SHA256] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-			[FIDX_SHA512] = "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
-				"2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
-			[FIDX_XXH128] = "06b05ab6733a618578af5f94892f3950",
-		},
-	},
-	[HV_MESSAGE_DIGEST] = {
-		/* "message digest" (RFC 1321 A.5) */
-		"message digest",
-		14, 1,
-		{
-			[FIDX_MD5] = "f96b697d7cb7938d525a2f31aaf161d0",
-			[FIDX_SHA1] = "c12252ceda8be8994d5fa0290a47231c1d16aae3",
-			[FIDX_SHA256] = "f7846f55cf23e14eebeab5b4e1550cad5b509e3348fbc4efa3a1413d393cb650",
-			[FIDX_SHA512] = "107dbf389d9e9f71a3a95f6c055b9251bc5268c2be16d6c13492ea45b0199f33"
-				"09e16455ab1e96118e8a905d5597b72038ddb372a89826046de66687bb420e7c",
-			[FIDX_XXH128] = "34ab715d95e3b6490abfabecb8e3a424",
-		},
-	},
-	[HV_ALPHABET] = {
-		/* a to z (RFC 1321 A.5) */
-		"abcdefghijklmnopqrstuvwxyz",
-		26, 1,
-		{
-			[FIDX_MD5] = "c3fcd3d76192e4007dfb496cca67e13b",
-			[FIDX_SHA1] = "32d10c7b8cf96570ca04ce37f2a19d84240d3a89",
-			[FIDX_SHA256] = "71c480df93d6ae2f1efad1447c66c9525e316218cf51fc8d9ed832f2daf18b73",
-			[FIDX_SHA512] = "4dbff86cc2ca1bae1e16468a05cb9881c97f1753bce3619034898faa1aabe429"
-				"955a1bf8ec483d7421fe3c1646613a59ed5441fb0f321389f77f48a879c7b1f1",
-			[FIDX_XXH128] = "db7ca44e84843d67ebe162220154e1e6",
-		},
-	},
-	[HV_ALNUM] = {
-		/* A to Z, a to z, 0 to 9: 62 bytes (RFC 1321 A.5) */
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123"
-		"456789",
-		62, 1,
-		{
-			[FIDX_MD5] = "d174ab98d277d9f5a5611c2c9f419d9f",
-			[FIDX_SHA1] = "761c457bf73b14d27e9e9265c46f4b4dda11f940",
-			[FIDX_SHA256] = "db4bfcbd4da0cd85a60c3c37d3fbd8805c77f15fc6b1fdfe614ee0a7c8fdb4c0",
-			[FIDX_SHA512] = "1e07be23c26a86ea37ea810c8ec7809352515a970e9253c26f536cfc7a9996c4"
-				"5c8370583e0a78fa4a90041d71a4ceab7423f19c71b9d5a3e01249f0bebd5894",
-			[FIDX_XXH128] = "5bcb80b619500686a3c0560bd47a4ffb",
-		},
-	},
-	[HV_DIGITS] = {
-		/* 8 times "1234567890": 80 bytes (RFC 1321 A.5) */
-		"1234567890",
-		10, 8,
-		{
-			[FIDX_MD5] = "57edf4a22be3c955ac49da2e2107b67a",
-			[FIDX_SHA1] = "50abf5706a150990a08b2c5ea40fa0e585554732",
-			[FIDX_SHA256] = "f371bc4a311f2b009eef952dd83ca80e2b60026c8e935592d0f9c308453c813e",
-			[FIDX_SHA512] = "72ec1ef1124a45b047e8b7c75a932195135bb61de24ec0d1914042246e0aec3a"
-				"2354e093d76f3048b456764346900cb130d2a4fd5dd16abb5e30bcb850dee843",
-			[FIDX_XXH128] = "08dd22c3ddc34ce640cb8d6ac672dcb8",
-		},
-	},
-	[HV_448] = {
-		/* the 448-bit message: 56 bytes, the padding in a second block (FIPS 180-4 examples) */
-		"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-		56, 1,
-		{
-			[FIDX_MD5] = "8215ef0796a20bcaaae116d3876c664a",
-			[FIDX_SHA1] = "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
-			[FIDX_SHA256] = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
-			[FIDX_SHA512] = "204a8fc6dda82f0a0ced7beb8e08a41657c16ef468b228a8279be331a703c335"
-				"96fd15c13b1b07f9aa1d3bea57789ca031ad85c7a71dd70354ec631238ca3445",
-			[FIDX_XXH128] = "3d62d22a5169b016c0d894fd4828a1a7",
-		},
-	},
-	[HV_896] = {
-		/* the 896-bit message: 112 bytes, SHA-512's padding in a second block (FIPS 180-4 examples) */
-		"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
-		"hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
-		112, 1,
-		{
-			[FIDX_MD5] = "03dd8807a93175fb062dfb55dc7d359c",
-			[FIDX_SHA1] = "a49b2446a02c645bf419f995b67091253a04a259",
-			[FIDX_SHA256] = "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1",
-			[FIDX_SHA512] = "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018"
-				"501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909",
-			[FIDX_XXH128] = "97d535cb0c62bf199c12d0b7e499edb8",
-		},
-	},
-	[HV_MILLION_A] = {
-		/* a million "a" (FIPS 180-2's long message; MD5 and XXH128 from md5sum and xxh128sum) */
-		"a",
-		1, 1000000,
-		{
-			[FIDX_MD5] = "7707d6ae4e027c70eea2a935c2296f21",
-			[FIDX_SHA1] = "34aa973cd4c4daa4f61eeb2bdbad27316534016f",
-			[FIDX_SHA256] = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
-			[FIDX_SHA512] = "e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973eb"
-				"de0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b",
-			[FIDX_XXH128] = "a545df8e384a9579b1fd6fae5285c4eb",
-		},
-	},
+	/* the empty message (RFC 1321, FIPS 180-4 examples) */
+	[HV_EMPTY] = {"", 0, 1, {
+		[FIDX_MD5] = "d41d8cd98f00b204e9800998ecf8427e",
+		[FIDX_SHA1] = "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+		[FIDX_SHA256] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		[FIDX_SHA512] =
+			"cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce"
+			"47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+		[FIDX_XXH128] = "99aa06d3014798d86001c324468d497f",
+	}},
+	/* "a" (RFC 1321 A.5) */
+	[HV_A] = {"a", 1, 1, {
+		[FIDX_MD5] = "0cc175b9c0f1b6a831c399e269772661",
+		[FIDX_SHA1] = "86f7e437faa5a7fce15d1ddcb9eaeaea377667b8",
+		[FIDX_SHA256] = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+		[FIDX_SHA512] =
+			"1f40fc92da241694750979ee6cf582f2d5d7d28e18335de05abc54d0560e0f53"
+			"02860c652bf08d560252aa5e74210546f369fbbbce8c12cfc7957b2652fe9a75",
+		[FIDX_XXH128] = "a96faf705af16834e6c632b61e964e1f",
+	}},
+	/* "abc": one block (RFC 1321 A.5, FIPS 180-4 examples) */
+	[HV_ABC] = {"abc", 3, 1, {
+		[FIDX_MD5] = "900150983cd24fb0d6963f7d28e17f72",
+		[FIDX_SHA1] = "a9993e364706816aba3e25717850c26c9cd0d89d",
+		[FIDX_SHA256] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		[FIDX_SHA512] =
+			"ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+			"2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+		[FIDX_XXH128] = "06b05ab6733a618578af5f94892f3950",
+	}},
+	/* "message digest" (RFC 1321 A.5) */
+	[HV_MESSAGE_DIGEST] = {"message digest", 14, 1, {
+		[FIDX_MD5] = "f96b697d7cb7938d525a2f31aaf161d0",
+		[FIDX_SHA1] = "c12252ceda8be8994d5fa0290a47231c1d16aae3",
+		[FIDX_SHA256] = "f7846f55cf23e14eebeab5b4e1550cad5b509e3348fbc4efa3a1413d393cb650",
+		[FIDX_SHA512] =
+			"107dbf389d9e9f71a3a95f6c055b9251bc5268c2be16d6c13492ea45b0199f33"
+			"09e16455ab1e96118e8a905d5597b72038ddb372a89826046de66687bb420e7c",
+		[FIDX_XXH128] = "34ab715d95e3b6490abfabecb8e3a424",
+	}},
+	/* a to z (RFC 1321 A.5) */
+	[HV_ALPHABET] = {"abcdefghijklmnopqrstuvwxyz", 26, 1, {
+		[FIDX_MD5] = "c3fcd3d76192e4007dfb496cca67e13b",
+		[FIDX_SHA1] = "32d10c7b8cf96570ca04ce37f2a19d84240d3a89",
+		[FIDX_SHA256] = "71c480df93d6ae2f1efad1447c66c9525e316218cf51fc8d9ed832f2daf18b73",
+		[FIDX_SHA512] =
+			"4dbff86cc2ca1bae1e16468a05cb9881c97f1753bce3619034898faa1aabe429"
+			"955a1bf8ec483d7421fe3c1646613a59ed5441fb0f321389f77f48a879c7b1f1",
+		[FIDX_XXH128] = "db7ca44e84843d67ebe162220154e1e6",
+	}},
+	/* A to Z, a to z, 0 to 9: 62 bytes (RFC 1321 A.5) */
+	[HV_ALNUM] = {"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		"abcdefghijklmnopqrstuvwxyz0123456789", 62, 1, {
+		[FIDX_MD5] = "d174ab98d277d9f5a5611c2c9f419d9f",
+		[FIDX_SHA1] = "761c457bf73b14d27e9e9265c46f4b4dda11f940",
+		[FIDX_SHA256] = "db4bfcbd4da0cd85a60c3c37d3fbd8805c77f15fc6b1fdfe614ee0a7c8fdb4c0",
+		[FIDX_SHA512] =
+			"1e07be23c26a86ea37ea810c8ec7809352515a970e9253c26f536cfc7a9996c4"
+			"5c8370583e0a78fa4a90041d71a4ceab7423f19c71b9d5a3e01249f0bebd5894",
+		[FIDX_XXH128] = "5bcb80b619500686a3c0560bd47a4ffb",
+	}},
+	/* 8 times "1234567890": 80 bytes (RFC 1321 A.5) */
+	[HV_DIGITS] = {"1234567890", 10, 8, {
+		[FIDX_MD5] = "57edf4a22be3c955ac49da2e2107b67a",
+		[FIDX_SHA1] = "50abf5706a150990a08b2c5ea40fa0e585554732",
+		[FIDX_SHA256] = "f371bc4a311f2b009eef952dd83ca80e2b60026c8e935592d0f9c308453c813e",
+		[FIDX_SHA512] =
+			"72ec1ef1124a45b047e8b7c75a932195135bb61de24ec0d1914042246e0aec3a"
+			"2354e093d76f3048b456764346900cb130d2a4fd5dd16abb5e30bcb850dee843",
+		[FIDX_XXH128] = "08dd22c3ddc34ce640cb8d6ac672dcb8",
+	}},
+	/* the 448-bit message: 56 bytes, padding in a second block (FIPS 180-4) */
+	[HV_448] = {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 1, {
+		[FIDX_MD5] = "8215ef0796a20bcaaae116d3876c664a",
+		[FIDX_SHA1] = "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
+		[FIDX_SHA256] = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+		[FIDX_SHA512] =
+			"204a8fc6dda82f0a0ced7beb8e08a41657c16ef468b228a8279be331a703c335"
+			"96fd15c13b1b07f9aa1d3bea57789ca031ad85c7a71dd70354ec631238ca3445",
+		[FIDX_XXH128] = "3d62d22a5169b016c0d894fd4828a1a7",
+	}},
+	/* the 896-bit message: 112 bytes, SHA-512's padding in a second block (FIPS 180-4) */
+	[HV_896] = {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+		"hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu", 112, 1, {
+		[FIDX_MD5] = "03dd8807a93175fb062dfb55dc7d359c",
+		[FIDX_SHA1] = "a49b2446a02c645bf419f995b67091253a04a259",
+		[FIDX_SHA256] = "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1",
+		[FIDX_SHA512] =
+			"8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018"
+			"501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909",
+		[FIDX_XXH128] = "97d535cb0c62bf199c12d0b7e499edb8",
+	}},
+	/* a million "a" (FIPS 180-2's long message; MD5, XXH128 by md5sum, xxh128sum) */
+	[HV_MILLION_A] = {"a", 1, 1000000, {
+		[FIDX_MD5] = "7707d6ae4e027c70eea2a935c2296f21",
+		[FIDX_SHA1] = "34aa973cd4c4daa4f61eeb2bdbad27316534016f",
+		[FIDX_SHA256] = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+		[FIDX_SHA512] =
+			"e718483d0ce769644e2e42c7bc15b4638e1f98b13b2044285632a803afa973eb"
+			"de0ff244877ea60a4cb0432ce577c31beb009c5c2c49aa2e4eadb217ad8cc09b",
+		[FIDX_XXH128] = "a545df8e384a9579b1fd6fae5285c4eb",
+	}},
 };
 
 /* The ways a message is fed: whole, growing pieces, pieces at block edges. */
@@ -193,6 +163,7 @@ static const struct hash_vector hash_vectors[HASH_NVECTORS] = {
 static const size_t hash_vector_edges[] = {
 	55, 56, 63, 64, 65, 1, 111, 112, 127, 128, 129, 3, 255, 256, 257, 1023, 1024, 1025,
 };
+#define HASH_VECTOR_NEDGES (sizeof(hash_vector_edges) / sizeof(hash_vector_edges[0]))
 
 /*
  * Returns the message of v in a new buffer (free() it), its length in *len;
@@ -223,7 +194,7 @@ static inline size_t hash_vector_piece(int way, size_t k, size_t *grow, size_t l
 	else if (way == 1)
 		n = *grow = *grow > 100000 ? 1 : *grow * 3 + 1;
 	else
-		n = hash_vector_edges[k % (sizeof(hash_vector_edges) / sizeof(hash_vector_edges[0]))];
+		n = hash_vector_edges[k % HASH_VECTOR_NEDGES];
 	return n < left ? n : left;
 }
 
