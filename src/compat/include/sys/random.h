@@ -1,4 +1,4 @@
-/* sys/random.h - getrandom(2) for the Windows build, from BCryptGenRandom (win.c). */
+/* sys/random.h - getrandom(2) for the Windows build, from the system RNG of CNG (win.c). */
 #ifndef FIDX_COMPAT_SYS_RANDOM_H
 #define FIDX_COMPAT_SYS_RANDOM_H
 
