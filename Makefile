@@ -412,18 +412,20 @@ test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-
 #      no timing: they only take longer there); their output is in build/check/builds.log,
 #      shown when one fails (the unit tests' at the end).  A stage that needs a build not
 #      done yet waits for it.
-#   3. TSan: the e2e scripts marked 'e2e: tsan' that share the CPUs (tests/e2e/run --phase
-#      shared), then those marked 'e2e: alone' too, one at a time (--phase alone).
-#   4. ASan+UBSan: the e2e scripts that share the CPUs, then those that run alone.
-#   From the start of the TSan alone scripts on (they and the ASan ones leave a CPU idle),
-#   in the background at normal priority (make check-background): fuzz-check (the fuzz
-#   targets over their corpora, once build/fuzz is made), then each target of
-#   CHECK_EXTRA_BG, one after the other, each into build/check/NAME.log, shown at the end.
+#   3. TSan: the e2e scripts marked 'e2e: tsan' (t_hashio, then four that run alone).
+#   4. ASan+UBSan: the e2e scripts that share the CPUs (tests/e2e/run --phase shared), then
+#      those marked 'e2e: alone', one at a time (--phase alone).
+#   From the start of stage 3 on, in the background at normal priority (make
+#   check-background): fuzz-check (the fuzz targets over their corpora, once build/fuzz is
+#   made), then each target of CHECK_EXTRA_BG, one after the other, each into
+#   build/check/NAME.log, shown at the end.  Stage 3 keeps a CPU idle most of its time
+#   (t_hashio alone, then the scripts that run alone), as do the alone scripts of stage 4.
 #   5. make check waits for those and fails when any stage or background target failed.
 #
 # CHECK_EXTRA_BG: make targets that make check runs in the background beside the TSan and
-# ASan stages (their alone scripts leave a CPU idle for about 5 minutes; fuzz-check takes
-# the first minute) and waits for at its end; their failure is make check's.  The Windows
+# ASan stages (about 3 minutes of stage 3, then the ASan stage, of which the alone scripts
+# leave a CPU idle for 3 minutes more; fuzz-check takes the first minute) and waits for at
+# its end; their failure is make check's.  The Windows
 # stage plugs in here: a target check-windows (the MinGW build of fidx.exe and its tests
 # under Wine) is run as soon as it has a rule in this Makefile; a name without a rule is
 # skipped with a note, and CHECK_EXTRA_BG= runs nothing.
@@ -480,17 +482,15 @@ check: deps
 	@$(WAIT_BUILT); \
 	setsid $(CHECK_IDLE) sh -c '$(MAKE) --no-print-directory check-builds \
 		> $(CHECK_DIR)/builds.log 2>&1 || touch $(CHECK_DIR)/builds.failed' & builds=$$!; \
-	late=; trap 'kill -TERM -- -$$builds $${late:+-$$late} 2>/dev/null' EXIT; \
+	late=; trap 'kill -TERM -$$builds $${late:+-$$late} 2>/dev/null || :' EXIT; \
 	set -e; \
 	$(TEST_MAKE) layers unit pg e2e library; \
-	echo "== threaded end-to-end scripts under TSan (marked 'e2e: tsan'): those that share"; \
-	wait_built tsan; \
-	$(TSAN_MAKE) E2E_MARKED=tsan E2E_PHASE=shared e2e; \
 	echo "== in the background: fuzz-check$(CHECK_EXTRA_BG:%=, %) ($(CHECK_DIR)/*.log)"; \
 	setsid $(MAKE) --no-print-directory check-background > $(CHECK_DIR)/background.log 2>&1 & \
 		late=$$!; \
-	echo "== threaded end-to-end scripts under TSan: those that run alone"; \
-	$(TSAN_MAKE) E2E_MARKED=tsan E2E_PHASE=alone e2e; \
+	echo "== threaded end-to-end scripts under TSan (marked 'e2e: tsan')"; \
+	wait_built tsan; \
+	$(TSAN_MAKE) E2E_MARKED=tsan e2e; \
 	echo "== end-to-end suite under ASan+UBSan: the scripts that share the CPUs"; \
 	wait_built asan; \
 	$(ASAN_MAKE) E2E_PHASE=shared e2e; \
