@@ -422,13 +422,14 @@ test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-
 #   (t_hashio alone, then the scripts that run alone), as do the alone scripts of stage 4.
 #   5. make check waits for those and fails when any stage or background target failed.
 #
-# CHECK_EXTRA_BG: make targets that make check runs in the background beside the TSan and
-# ASan stages (about 3 minutes of stage 3, then the ASan stage, of which the alone scripts
-# leave a CPU idle for 3 minutes more; fuzz-check takes the first minute) and waits for at
-# its end; their failure is make check's.  The Windows
-# stage plugs in here: a target check-windows (the MinGW build of fidx.exe and its tests
-# under Wine) is run as soon as it has a rule in this Makefile; a name without a rule is
-# skipped with a note, and CHECK_EXTRA_BG= runs nothing.
+# CHECK_EXTRA_BG: make targets that make check runs in the background, one after the other,
+# beside the TSan and ASan stages (about 3 minutes of stage 3, then the ASan stage, whose
+# alone scripts leave a CPU idle for 3 minutes more; fuzz-check takes the first minute), and
+# waits for at its end; their failure is make check's.  The Windows stage plugs in here: a
+# target check-windows (the MinGW build of fidx.exe and its tests under Wine) is run as soon
+# as this Makefile has a rule "check-windows:"; a name without a rule is skipped with a
+# note, and CHECK_EXTRA_BG= runs nothing.  A target that builds on every CPU slows the
+# stages beside it no more than its CPU time: it may use $(BUILD_JOBS).
 CHECK_EXTRA_BG ?= check-windows
 CHECK_IDLE ?= $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
 TEST_MAKE = $(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror
