@@ -423,8 +423,9 @@ test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-
 #   5. make check waits for those and fails when any stage or background target failed.
 #
 # CHECK_EXTRA_BG: make targets that make check runs in the background, one after the other,
-# beside the TSan and ASan stages (about 3 minutes of stage 3, then the ASan stage, whose
-# alone scripts leave a CPU idle for 3 minutes more; fuzz-check takes the first minute), and
+# beside the TSan and ASan stages (stage 3, about 2 minutes with a CPU idle most of it, then
+# the ASan stage, whose alone scripts leave a CPU idle for 2.5 minutes more; fuzz-check takes
+# the first 40 s), and
 # waits for at its end; their failure is make check's.  The Windows stage plugs in here: a
 # target check-windows (the MinGW build of fidx.exe and its tests under Wine) is run as soon
 # as this Makefile has a rule "check-windows:"; a name without a rule is skipped with a
