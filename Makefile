@@ -425,11 +425,10 @@ test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-
 # CHECK_EXTRA_BG: make targets that make check runs in the background, one after the other,
 # beside the TSan and ASan stages (stage 3, about 2 minutes with a CPU idle most of it, then
 # the ASan stage, whose alone scripts leave a CPU idle for 2.5 minutes more; fuzz-check takes
-# the first 40 s), and
-# waits for at its end; their failure is make check's.  The Windows stage plugs in here: a
-# target check-windows (the MinGW build of fidx.exe and its tests under Wine) is run as soon
-# as this Makefile has a rule "check-windows:"; a name without a rule is skipped with a
-# note, and CHECK_EXTRA_BG= runs nothing.  A target that builds on every CPU slows the
+# the first 40 s), and waits for at its end; their failure is make check's.  The Windows
+# stage plugs in here: a target check-windows (the MinGW build of fidx.exe and its tests
+# under Wine) is run as soon as this Makefile has a rule "check-windows:"; a name without a
+# rule is skipped with a note, and CHECK_EXTRA_BG= runs nothing.  A target that builds on every CPU slows the
 # stages beside it no more than its CPU time: it may use $(BUILD_JOBS).
 CHECK_EXTRA_BG ?= check-windows
 CHECK_IDLE ?= $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
