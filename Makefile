@@ -136,7 +136,7 @@ TSAN_UNITS := lib/test_walk core/test_queue core/test_scan core/test_hashio stor
 SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SANITIZE_TSAN := -fsanitize=thread
 
-.PHONY: all deps browser-deps torture test-binaries run check unit e2e alloc-check library layers pg fuzz fuzz-build fuzz-check \
+.PHONY: all deps browser-deps torture test-binaries run check check-builds check-background unit e2e alloc-check library layers pg fuzz fuzz-build fuzz-check \
 	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
 .SUFFIXES:
 
@@ -271,10 +271,15 @@ unit: $(UNIT_BINS)
 # third of their time (CI: 26.6 CPU-minutes in 20.4 minutes on 2 CPUs), and what must not
 # share the machine is marked "e2e: alone".
 E2E_JOBS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )); [ $$n -le 4 ] || n=4; echo $$n)
+# E2E_PHASE=shared or alone runs one of the two parts (make check runs other work beside the
+# second).  A fresh build folder (CI's) orders the scripts by tests/e2e/durations/, the
+# durations of a run on the build of that name (test, tsan, asan), kept in git.
 E2E_MARKED ?=
+E2E_PHASE ?= all
 e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
 		$(BUILD)/allocfail/fidx browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times $(BUILD)/e2e-times.json \
+		--seed tests/e2e/durations/$(notdir $(BUILD)).json --phase $(E2E_PHASE) \
 		$(if $(E2E_MARKED),--marked $(E2E_MARKED)) \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
 
@@ -404,38 +409,115 @@ fuzz-check:
 			echo "fuzz-check: $$n failed (exit $$st)"; exit 1; fi; \
 		rm -rf $$new $$new.log; done
 
-# Each build of `make check` compiles on every CPU (BUILD_JOBS); the tests then run as their
-# runners schedule them (the e2e runner's lanes), never two stages at once.
+# Each build of `make check` compiles on every CPU (BUILD_JOBS).
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # What a build's tests need built: the tool, the libraries, the unit tests, the shims.
 test-binaries: all $(UNIT_BINS) $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
 	$(BUILD)/allocfail/fidx
 
-check: deps
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/test EXTRA_CFLAGS=-Werror \
-		test-binaries
-	@$(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror layers unit pg e2e library
+# make check, in stages; the CPUs a stage leaves idle are given to work of a later one.
+#
+#   1. build/test (-Werror), on every CPU.
+#   2. Its tests: layers, unit, pg, the e2e suite, library.  Beside them, at idle priority
+#      (CHECK_IDLE: SCHED_IDLE, so that they take only the CPU time the tests leave, as the
+#      unit tests, the servers' waits and the scripts that run alone do), the later stages'
+#      builds, one after the other (make check-builds): build/tsan, build/asan and
+#      build/fuzz, each on every CPU, then the TSan unit tests of TSAN_UNITS (threads and
+#      no timing: they only take longer there); their output is in build/check/builds.log,
+#      shown when one fails (the unit tests' at the end).  A stage that needs a build not
+#      done yet waits for it.
+#   3. TSan: the e2e scripts marked 'e2e: tsan' (t_hashio, then four that run alone).
+#   4. ASan+UBSan: the e2e scripts that share the CPUs (tests/e2e/run --phase shared), then
+#      those marked 'e2e: alone', one at a time (--phase alone).
+#   From the start of stage 3 on, in the background at normal priority (make
+#   check-background): fuzz-check (the fuzz targets over their corpora, once build/fuzz is
+#   made), then each target of CHECK_EXTRA_BG, one after the other, each into
+#   build/check/NAME.log, shown at the end.  Stage 3 keeps a CPU idle most of its time
+#   (t_hashio alone, then the scripts that run alone), as do the alone scripts of stage 4.
+#   5. make check waits for those and fails when any stage or background target failed.
+#
+# CHECK_EXTRA_BG: make targets that make check runs in the background, one after the other,
+# beside the TSan and ASan stages (stage 3, about 2 minutes with a CPU idle most of it, then
+# the ASan stage, whose alone scripts leave a CPU idle for 2.5 minutes more; fuzz-check takes
+# the first 40 s), and waits for at its end; their failure is make check's.  The Windows
+# stage plugs in here: a target check-windows (the MinGW build of fidx.exe and its tests
+# under Wine) is run as soon as this Makefile has a rule "check-windows:"; a name without a
+# rule is skipped with a note, and CHECK_EXTRA_BG= runs nothing.  A target that builds on every CPU slows the
+# stages beside it no more than its CPU time: it may use $(BUILD_JOBS).
+CHECK_EXTRA_BG ?= check-windows
+CHECK_IDLE ?= $(shell chrt --idle 0 true 2>/dev/null && echo chrt --idle 0 || echo nice -n 19)
+TEST_MAKE = $(MAKE) --no-print-directory BUILD=build/test EXTRA_CFLAGS=-Werror
+TSAN_MAKE = $(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
+	EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)'
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
+	EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)'
+# What the e2e target of a build needs (the sanitizer builds make it in check-builds).
+E2E_BINS = fidx tests/race-shim.so tests/fail-shim.so allocfail/fidx
+# The folder of make check's logs and of the marks check-builds leaves as each build is done.
+CHECK_DIR := build/check
+# The shell's wait_built NAME: waits until check-builds has made build NAME (its mark), or
+# returns 1 showing the log when check-builds failed.
+WAIT_BUILT = wait_built() { \
+		while [ ! -e $(CHECK_DIR)/$$1.built ]; do \
+			if [ -e $(CHECK_DIR)/builds.failed ]; then \
+				echo "== the builds of make check failed ($(CHECK_DIR)/builds.log):"; \
+				tail -n 40 $(CHECK_DIR)/builds.log; return 1; fi; \
+			sleep 0.5; done; }
+
+check-builds:
+	$(TSAN_MAKE) -j$(BUILD_JOBS) $(addprefix build/tsan/tests/,$(TSAN_UNITS)) \
+		$(addprefix build/tsan/,$(E2E_BINS))
+	@touch $(CHECK_DIR)/tsan.built
+	$(ASAN_MAKE) -j$(BUILD_JOBS) $(addprefix build/asan/,$(E2E_BINS))
+	@touch $(CHECK_DIR)/asan.built
+	$(MAKE) --no-print-directory -j$(BUILD_JOBS) fuzz-build
+	@touch $(CHECK_DIR)/fuzz.built
 	@echo "== threaded core under TSan"
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/tsan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
-		$(addprefix build/tsan/tests/,$(TSAN_UNITS)) build/tsan/fidx \
-		build/tsan/tests/race-shim.so build/tsan/tests/fail-shim.so
-	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
-		UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
-	@echo "== threaded end-to-end scripts under TSan (marked 'e2e: tsan')"
-	@$(MAKE) --no-print-directory BUILD=build/tsan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_TSAN)' EXTRA_LDFLAGS='$(SANITIZE_TSAN)' \
-		E2E_MARKED=tsan e2e
-	@echo "== end-to-end suite under ASan+UBSan"
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build/asan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' \
-		build/asan/fidx build/asan/tests/race-shim.so build/asan/tests/fail-shim.so
-	@$(MAKE) --no-print-directory BUILD=build/asan CFLAGS='-O1 -g' \
-		EXTRA_CFLAGS='-Werror $(SANITIZE_ASAN)' EXTRA_LDFLAGS='$(SANITIZE_ASAN)' e2e
-	@echo "== fuzz targets over their corpora (libFuzzer, ASan+UBSan)"
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) fuzz-build
-	@$(MAKE) --no-print-directory fuzz-check
+	$(TSAN_MAKE) UNIT_BINS='$(addprefix build/tsan/tests/,$(TSAN_UNITS))' unit
+	@touch $(CHECK_DIR)/tsan-unit.built
+
+# Beside the TSan and ASan stages: fuzz-check (once build/fuzz is made), then each of
+# CHECK_EXTRA_BG that has a rule here; a log each.  Fails when one failed, after running all.
+check-background:
+	@st=0; $(WAIT_BUILT); for t in fuzz-check $(CHECK_EXTRA_BG); do \
+		log=$(CHECK_DIR)/$$t.log; \
+		if ! grep -qs "^$$t *:" $(MAKEFILE_LIST); then \
+			echo "== $$t: no rule in the Makefile, skipped" > $$log; continue; fi; \
+		t0=$$(date +%s); echo "== $$t (in the background beside the sanitizer stages)" > $$log; \
+		if [ $$t = fuzz-check ] && ! wait_built fuzz >> $$log 2>&1; then st=1; continue; fi; \
+		if $(MAKE) --no-print-directory $$t >> $$log 2>&1; then \
+			echo "== $$t: done in $$(( $$(date +%s) - t0 )) s" >> $$log; \
+		else echo "== $$t: FAILED after $$(( $$(date +%s) - t0 )) s" >> $$log; st=1; fi; \
+		done; exit $$st
+
+check: deps
+	@$(TEST_MAKE) -j$(BUILD_JOBS) test-binaries
+	@rm -rf $(CHECK_DIR); mkdir -p $(CHECK_DIR)
+	@echo "== the TSan, ASan and fuzz builds, in the background at idle priority"
+	@$(WAIT_BUILT); \
+	setsid $(CHECK_IDLE) sh -c '$(MAKE) --no-print-directory check-builds \
+		> $(CHECK_DIR)/builds.log 2>&1 || touch $(CHECK_DIR)/builds.failed' & builds=$$!; \
+	late=; trap 'kill -TERM -$$builds $${late:+-$$late} 2>/dev/null || :' EXIT; \
+	set -e; \
+	$(TEST_MAKE) layers unit pg e2e library; \
+	echo "== in the background: fuzz-check$(CHECK_EXTRA_BG:%=, %) ($(CHECK_DIR)/*.log)"; \
+	setsid $(MAKE) --no-print-directory check-background > $(CHECK_DIR)/background.log 2>&1 & \
+		late=$$!; \
+	echo "== threaded end-to-end scripts under TSan (marked 'e2e: tsan')"; \
+	wait_built tsan; \
+	$(TSAN_MAKE) E2E_MARKED=tsan e2e; \
+	echo "== end-to-end suite under ASan+UBSan: the scripts that share the CPUs"; \
+	wait_built asan; \
+	$(ASAN_MAKE) E2E_PHASE=shared e2e; \
+	echo "== end-to-end suite under ASan+UBSan: the scripts that run alone"; \
+	$(ASAN_MAKE) E2E_PHASE=alone e2e; \
+	echo "== waiting for the background: fuzz-check$(CHECK_EXTRA_BG:%=, %)"; \
+	st=0; wait $$late || st=$$?; late=; \
+	for t in fuzz-check $(CHECK_EXTRA_BG); do cat $(CHECK_DIR)/$$t.log; done; \
+	cat $(CHECK_DIR)/background.log; \
+	wait_built tsan-unit || st=1; wait $$builds || st=1; \
+	sed -n '/^== threaded core under TSan/,$$p' $(CHECK_DIR)/builds.log; \
+	[ $$st -eq 0 ] || { echo "make check: a background stage failed"; exit 1; }
 
 install: all
 	install -D -m 755 $(BUILD)/fidx $(DESTDIR)$(PREFIX)/bin/fidx

@@ -657,8 +657,58 @@ def sparse_digests(size, pieces, hashes, out):
 	out.update({d: h.digest() for d, h in hs.items()})
 
 
+# Digests of the sparse files already hashed, by their content (see sparse_key()).
+_SPARSE_DIGESTS = {}
+SPARSE_MIN = 64 << 20   # a file this large or larger whose data is at most SPARSE_DATA bytes
+SPARSE_DATA = 1 << 20
+
+
+def sparse_key(fd):
+	"""
+	The content of the sparse file open on fd as (size, ((offset, bytes), ...)), its data
+	extents as SEEK_DATA and SEEK_HOLE give them (the rest reads as zeros), when it is a
+	regular file of SPARSE_MIN bytes or more with at most SPARSE_DATA bytes of data; else
+	None.  The key is the content itself, not metadata: two files with one key hold the
+	same bytes.
+	"""
+	st = os.fstat(fd)
+	if not stat.S_ISREG(st.st_mode) or st.st_size < SPARSE_MIN:
+		return None
+	pieces, off, data = [], 0, 0
+	try:
+		while off < st.st_size:
+			try:
+				start = os.lseek(fd, off, os.SEEK_DATA)
+			except OSError as e:
+				if e.errno == errno.ENXIO:  # no data after off: holes to the end
+					break
+				raise
+			end = os.lseek(fd, start, os.SEEK_HOLE)
+			data += end - start
+			if data > SPARSE_DATA:
+				return None
+			b = os.pread(fd, end - start, start)
+			if len(b) != end - start:
+				return None
+			pieces.append((start, b))
+			off = end
+	except OSError:
+		return None
+	finally:
+		os.lseek(fd, 0, os.SEEK_SET)
+	return (st.st_size, tuple(pieces))
+
+
 def hash_fd(fd, hashes):
-	"""Digests (raw bytes) of everything readable from fd, for each name in hashes."""
+	"""
+	Digests (raw bytes) of everything readable from fd (a fresh descriptor: from offset 0),
+	for each name in hashes.  A large sparse file whose content was hashed before (the same
+	size and data extents, compared byte for byte) is not read again: the sparse trees of the
+	slow scans hold many copies of one content, and a script takes their truth more than once.
+	"""
+	key = sparse_key(fd)
+	if key is not None and all((key, d) in _SPARSE_DIGESTS for d in hashes):
+		return {d: _SPARSE_DIGESTS[(key, d)] for d in hashes}
 	hs = new_hashers(hashes)
 	while True:
 		b = os.read(fd, READ_CHUNK)
@@ -666,7 +716,10 @@ def hash_fd(fd, hashes):
 			break
 		for h in hs.values():
 			h.update(b)
-	return {d: h.digest() for d, h in hs.items()}
+	out = {d: h.digest() for d, h in hs.items()}
+	if key is not None:
+		_SPARSE_DIGESTS.update({(key, d): v for d, v in out.items()})
+	return out
 
 
 def hash_at(dir_fd, name, hashes, follow=False):
