@@ -24,7 +24,11 @@
  *
  * What cannot be closed from user space: a file written between the last
  * check and the unlinkat() or renameat() of its name (microseconds) loses
- * that write, as with every deduplicator that works on names.
+ * that write, as with every deduplicator that works on names; and a process
+ * killed (SIGKILL) between the link to the temporary name and the exchange,
+ * or between the exchange and the removal, leaves that .fidx-link-* name
+ * beside the name: it holds the same bytes (the kept file's or the copy's),
+ * nothing is lost, and it may be removed.
  */
 #ifndef FIDX_DEDUPE_H
 #define FIDX_DEDUPE_H
