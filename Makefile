@@ -9,7 +9,7 @@
 #                        the same under ASan+UBSan, the threaded core (unit tests and
 #                        the e2e scripts marked 'e2e: tsan') under TSan
 #   make cng-check       the Windows crypto backend (CNG) built with MinGW-w64 and run under
-#                        Wine: known answers, files against coreutils (tests/windows/run)
+#                        Wine: known answers, files against coreutils (tests/windows/crypto-check)
 #   make windows         build/win/fidx.exe for 64-bit Windows, cross-built with MinGW-w64
 #                        (mk/windows.mk, docs/WINDOWS.md); make check-windows runs it under
 #                        Wine (part of make check)
@@ -300,10 +300,10 @@ alloc-check: $(BUILD)/fidx $(BUILD)/allocfail/fidx
 
 # The Windows crypto backend (src/core/hash_cng.c) under Wine, apart from the Windows build:
 # the known answers of tests/core/hash_vectors.h, random files against coreutils and xxhsum
-# (tests/windows/run; CNG_BENCH=1 adds bench/windows/read-hash.c on a 256 MiB file).
+# (tests/windows/crypto-check; CNG_BENCH=1 adds bench/windows/read-hash.c on a 256 MiB file).
 .PHONY: cng-check
 cng-check:
-	OUT=$(BUILD)/windows-cng tests/windows/run $(if $(CNG_BENCH),--bench)
+	OUT=$(BUILD)/windows-cng tests/windows/crypto-check $(if $(CNG_BENCH),--bench)
 
 # The browser tests' driver (t_report.py): playwright-core from the npm registry, at the
 # version package-lock.json pins, driving Debian's Chromium (scripts/install-deps); never a

@@ -3,7 +3,8 @@
 #
 #   make windows         build/win/fidx.exe (64-bit, static: no DLL beside it) and the
 #                        Wine suite's helpers (tests/windows/)
-#   make check-windows   make windows (-Werror), then the suite under Wine (tests/windows/run);
+#   make check-windows   make windows (-Werror) and the Linux build, then the suite under
+#   (or windows-check)   Wine (tests/windows/run, about 35-50 s on 2 cores; docs/TESTING.md);
 #                        make check runs it beside its sanitizer stages (CHECK_EXTRA_BG)
 #
 # The same sources as the Linux build, less what Windows has no counterpart for or
@@ -44,7 +45,7 @@ WIN_OBJS := $(patsubst src/%.c,$(WIN_BUILD)/obj/%.o,$(WIN_SRCS)) $(WIN_BUILD)/ob
 	    $(WIN_BUILD)/obj/sqlite3.o
 WIN_HEADERS := $(HEADERS) $(wildcard src/compat/*.h src/compat/include/*.h src/compat/include/*/*.h)
 
-.PHONY: windows check-windows
+.PHONY: windows check-windows windows-check
 windows: $(WIN_BUILD)/fidx.exe $(WIN_BUILD)/tests/wincheck.exe
 
 $(WIN_BUILD)/sqlite/sqlite3.c:
@@ -89,6 +90,8 @@ $(WIN_BUILD)/tests/%.exe: tests/windows/%.c mk/windows.mk
 	$(WIN_CC) -std=gnu17 -Wall -Wextra -Werror -O2 -D_WIN32_WINNT=0x0A00 -DUNICODE \
 		-D__USE_MINGW_ANSI_STDIO=1 -municode -static -o $@ $<
 
-check-windows:
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) EXTRA_CFLAGS=-Werror windows
-	$(PYTHON) tests/windows/run --fidx $(WIN_BUILD)/fidx.exe --checker $(WIN_BUILD)/tests/wincheck.exe
+# The suite also reads fidx.exe's databases with the Linux fidx, and the Linux fidx's with it.
+check-windows windows-check:
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) EXTRA_CFLAGS=-Werror windows $(BUILD)/fidx
+	$(PYTHON) tests/windows/run --fidx $(WIN_BUILD)/fidx.exe --checker $(WIN_BUILD)/tests/wincheck.exe \
+		--linux-fidx $(BUILD)/fidx

@@ -9,7 +9,7 @@
  * (none: the read alone; SHA-256; all five at once), the file is read once
  * to warm the cache and then RUNS times (default 5); the best and the median
  * run are printed in MiB/s, one line each.  Built and run under Wine by
- * tests/windows/run --bench; under Wine, the numbers are Wine's (its
+ * tests/windows/crypto-check --bench; under Wine, the numbers are Wine's (its
  * ReadFile over read(), its own bcrypt.dll), not Windows'.
  */
 #include <errno.h>

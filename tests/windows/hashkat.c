@@ -14,7 +14,7 @@
  *                         "md5 sha1 sha256 sha512 xxh128 FILE"; exits 1 when a
  *                         file cannot be read
  *
- * tests/windows/run builds it, runs both forms and compares the second with
+ * tests/windows/crypto-check builds it, runs both forms and compares the second with
  * coreutils' md5sum ... sha512sum and xxhsum -H2.
  */
 #include <errno.h>
