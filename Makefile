@@ -12,7 +12,8 @@
 #                        Wine: known answers, files against coreutils (tests/windows/crypto-check)
 #   make windows         build/win/fidx.exe for 64-bit Windows, cross-built with MinGW-w64
 #                        (mk/windows.mk, docs/WINDOWS.md); make check-windows runs it under
-#                        Wine (part of make check)
+#                        Wine (part of make check); make bench-windows the listing and
+#                        reading studies under Wine
 #   make alloc-check     an allocation failure at every allocation site of fidx's code
 #                        in turn, for scan, dupes, check, du, find, export, report and
 #                        verify (a short version runs in make check's e2e suite)

@@ -95,3 +95,26 @@ check-windows windows-check:
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) EXTRA_CFLAGS=-Werror windows $(BUILD)/fidx
 	$(PYTHON) tests/windows/run --fidx $(WIN_BUILD)/fidx.exe --checker $(WIN_BUILD)/tests/wincheck.exe \
 		--linux-fidx $(BUILD)/fidx
+
+# The Windows build's studies, under Wine (docs/BENCHMARKS.md, "fidx on Windows"): how to
+# list folders (bench/windows/listbench.c on a tree of WIN_BENCH_ENTRIES entries: 100 folders
+# of equal files), and reading with and without FILE_FLAG_SEQUENTIAL_SCAN beside CNG's digests
+# (bench/windows/read-hash.c, through tests/windows/crypto-check --bench).  Wine's figures, not
+# Windows': they compare methods, they do not predict Windows' speed.
+WIN_BENCH_ENTRIES ?= 50000
+.PHONY: bench-windows
+bench-windows: $(WIN_BUILD)/bench/listbench.exe
+	@set -e; tmp=$$(mktemp -d /tmp/fidx-winbench.XXXXXX); trap 'WINEPREFIX=$$tmp/prefix wineserver -k 2>/dev/null; rm -rf $$tmp' EXIT; \
+	export WINEPREFIX=$$tmp/prefix WINEDEBUG=-all; \
+	per=$$(( $(WIN_BENCH_ENTRIES) / 100 )); \
+	for d in $$(seq 1 100); do mkdir -p $$tmp/tree/d$$d; \
+		( cd $$tmp/tree/d$$d && seq 1 $$per | xargs touch ); done; \
+	echo "== load average before: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	wine $(WIN_BUILD)/bench/listbench.exe "Z:$$tmp/tree" 3 | tr -d '\r'; \
+	OUT=$(WIN_BUILD)/bench WINEPREFIX=$$tmp/prefix tests/windows/crypto-check --bench | grep -v '^ok'; \
+	echo "== load average after: $$(cut -d' ' -f1-3 /proc/loadavg)"
+
+$(WIN_BUILD)/bench/%.exe: bench/windows/%.c mk/windows.mk
+	@mkdir -p $(@D)
+	$(WIN_CC) -std=gnu17 -Wall -Wextra -Werror -O2 -D_WIN32_WINNT=0x0A00 -DUNICODE \
+		-D__USE_MINGW_ANSI_STDIO=1 -municode -static -o $@ $<

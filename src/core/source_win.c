@@ -16,7 +16,7 @@
  * name what a record needs beside the link count: the four times (creation,
  * access, write, change), the 64-bit file ID, the size (EndOfFile), the
  * allocation, the attributes.  FindFirstFileExW gives neither the change
- * time nor the file ID; tests/windows/listbench.c measures both.
+ * time nor the file ID; bench/windows/listbench.c measures both.
  *
  * One open per entry.  Each entry is then opened once, with
  * FILE_READ_ATTRIBUTES and FILE_FLAG_OPEN_REPARSE_POINT (so never through a

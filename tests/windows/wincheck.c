@@ -2,15 +2,14 @@
  * wincheck.c - the Win32 API's own view of a tree, to check the Windows
  * source (src/core/source_win.c) against, and the hostile tree to check it
  * on.  Built with MinGW-w64, run under Wine or on Windows; it shares no code
- * with fidx (tests/windows/try-source diffs the two).
+ * with fidx (tests/windows/run compares fidx.exe's rows with its lines).
  *
  *   wincheck list ROOT     one line per entry under ROOT (native path),
  *                          ROOT included, and per named stream
  *   wincheck mktree DIR    makes the hostile tree in DIR (which must not
  *                          exist); says on stderr what the system refused
  *
- * A line, fields separated by one space (tests/windows/srcdump.c writes the
- * same):
+ * A line, fields separated by one space:
  *
  *   PATH TYPE size=N attr=HEX ino=HEX dev=HEX btime=T atime=T mtime=T ctime=T
  *        nlink=N target=HEX stream=HEX
