@@ -206,12 +206,11 @@ int fidx_win_open(const char *path, int flags, ...)
 	return descriptor_of(h, flags);
 }
 
-/* FILETIME's 100 ns ticks since 1601 as seconds since 1970 (rounded down). */
+/* A FILETIME's seconds since 1970, rounded down (winpath.h's exact conversion). */
 static time_t unix_seconds(FILETIME ft)
 {
-	int64_t t = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
-	int64_t s = t / 10000000 - (t % 10000000 < 0);
-	return (time_t)(s - 11644473600LL);
+	return (time_t)fidx_win_time((int64_t)(((uint64_t)ft.dwHighDateTime << 32) |
+					       ft.dwLowDateTime)).sec;
 }
 
 /* st from what the handle h says. */

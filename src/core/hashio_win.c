@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "winpath.h"
 
 #define READ_SIZE (1024 * 1024) /* bytes per ReadFile */
 #define WORKER_BATCH 8          /* records a worker takes at once */
@@ -88,42 +89,23 @@ int fidx_hashio_open(const char *path, bool follow)
 	return fd;
 }
 
-/* FILETIME's 100 ns ticks since 1601 as a fidx_time (exact). */
-static struct fidx_time time_of_ticks(int64_t ticks)
-{
-	int64_t sec = ticks / 10000000, rest = ticks % 10000000;
-	if (rest < 0) {
-		sec--;
-		rest += 10000000;
-	}
-	return (struct fidx_time){.sec = sec - 11644473600LL, .nsec = (uint32_t)rest * 100};
-}
-
 /* Whether handle h is still the file m describes, bytes of it read (see the top). */
 static const char *check_handle(HANDLE h, const struct fidx_meta *m, uint64_t bytes)
 {
 	FILE_BASIC_INFO basic;
 	FILE_STANDARD_INFO std;
-	FILE_ID_INFO id;
+	BY_HANDLE_FILE_INFORMATION fi;
+	/* The 32-bit volume serial and the 64-bit file index, as the source records them
+	 * (FileIdInfo's serial is NTFS's 64-bit one, another number). */
 	if (!GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof(basic)) ||
-	    !GetFileInformationByHandleEx(h, FileStandardInfo, &std, sizeof(std))) {
+	    !GetFileInformationByHandleEx(h, FileStandardInfo, &std, sizeof(std)) ||
+	    !GetFileInformationByHandle(h, &fi)) {
 		errno = fidx_win_errno(GetLastError());
 		return "stat";
 	}
-	uint64_t file_id = 0, volume = 0;
-	if (GetFileInformationByHandleEx(h, FileIdInfo, &id, sizeof(id))) {
-		memcpy(&file_id, id.FileId.Identifier, sizeof(file_id));
-		volume = id.VolumeSerialNumber;
-	} else {
-		BY_HANDLE_FILE_INFORMATION fi;
-		if (!GetFileInformationByHandle(h, &fi)) {
-			errno = fidx_win_errno(GetLastError());
-			return "stat";
-		}
-		file_id = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
-		volume = fi.dwVolumeSerialNumber;
-	}
-	struct fidx_time mtime = time_of_ticks(basic.LastWriteTime.QuadPart);
+	uint64_t file_id = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
+	uint64_t volume = fi.dwVolumeSerialNumber;
+	struct fidx_time mtime = fidx_win_time(basic.LastWriteTime.QuadPart);
 	errno = 0;
 	if (std.Directory || file_id != m->ino || volume != m->dev ||
 	    (uint64_t)std.EndOfFile.QuadPart != m->size || bytes != m->size ||
