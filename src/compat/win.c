@@ -206,37 +206,37 @@ int fidx_win_open(const char *path, int flags, ...)
 	return descriptor_of(h, flags);
 }
 
-/* A FILETIME's seconds since 1970, rounded down (winpath.h's exact conversion). */
-static time_t unix_seconds(FILETIME ft)
+/* A FILETIME as a timespec (winpath.h's exact conversion). */
+static struct timespec timespec_of(FILETIME ft)
 {
-	return (time_t)fidx_win_time((int64_t)(((uint64_t)ft.dwHighDateTime << 32) |
-					       ft.dwLowDateTime)).sec;
+	struct fidx_time t = fidx_win_time((int64_t)(((uint64_t)ft.dwHighDateTime << 32) |
+						     ft.dwLowDateTime));
+	return (struct timespec){.tv_sec = (time_t)t.sec, .tv_nsec = t.nsec};
 }
 
 /* st from what the handle h says. */
-static int stat_handle(HANDLE h, struct stat *st)
+static int stat_handle(HANDLE h, struct fidx_win_stat *st)
 {
 	BY_HANDLE_FILE_INFORMATION fi;
+	FILE_STANDARD_INFO std;
 	if (!GetFileInformationByHandle(h, &fi))
 		return fail_win();
 	memset(st, 0, sizeof(*st));
 	bool dir = fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY;
-	DWORD type = GetFileType(h);
-	st->st_mode = (unsigned short)(type == FILE_TYPE_PIPE ? S_IFIFO
-				       : type == FILE_TYPE_CHAR ? S_IFCHR
-				       : dir ? S_IFDIR | 0755
-				       : S_IFREG | ((fi.dwFileAttributes & FILE_ATTRIBUTE_READONLY) ?
-						    0444 : 0644));
-	st->st_size = (off_t)(((uint64_t)fi.nFileSizeHigh << 32) | fi.nFileSizeLow);
-	st->st_nlink = (short)fi.nNumberOfLinks;
+	st->st_mode = fidx_win_mode(fi.dwFileAttributes, false);
+	st->st_size = (int64_t)(((uint64_t)fi.nFileSizeHigh << 32) | fi.nFileSizeLow);
+	if (!dir && GetFileInformationByHandleEx(h, FileStandardInfo, &std, sizeof(std)))
+		st->st_blocks = (std.AllocationSize.QuadPart + 511) / 512;
+	st->st_nlink = fi.nNumberOfLinks;
 	st->st_dev = fi.dwVolumeSerialNumber;
-	st->st_mtime = unix_seconds(fi.ftLastWriteTime);
-	st->st_atime = unix_seconds(fi.ftLastAccessTime);
-	st->st_ctime = unix_seconds(fi.ftCreationTime);
+	st->st_ino = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
+	st->st_mtim = timespec_of(fi.ftLastWriteTime);
+	st->st_atim = timespec_of(fi.ftLastAccessTime);
+	st->st_ctim = timespec_of(fi.ftCreationTime);
 	return 0;
 }
 
-int fidx_win_fstat(int fd, struct stat *st)
+int fidx_win_fstat(int fd, struct fidx_win_stat *st)
 {
 	HANDLE h = (HANDLE)_get_osfhandle(fd);
 	if (h == INVALID_HANDLE_VALUE) {
@@ -252,7 +252,7 @@ int fidx_win_fstat(int fd, struct stat *st)
 	return stat_handle(h, st);
 }
 
-int fidx_win_stat(const char *path, struct stat *st)
+int fidx_win_stat(const char *path, struct fidx_win_stat *st)
 {
 	wchar_t *w = fidx_win_wide(path);
 	if (!w)

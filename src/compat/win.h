@@ -137,8 +137,29 @@ int fidx_win_errno(unsigned long e);
 
 /* The POSIX calls on UTF-8 paths (see above), with Linux's meaning. */
 int fidx_win_open(const char *path, int flags, ...);
-int fidx_win_stat(const char *path, struct stat *st);
-int fidx_win_fstat(int fd, struct stat *st);
+/*
+ * struct stat as Linux has it, where the shared code compares files by
+ * device and inode: MinGW's st_ino is 16 bits.  st_dev is the volume serial,
+ * st_ino the 64-bit file index (what the Windows source records as dev and
+ * ino), the times exact to the 100 ns.  `struct stat` and stat() name these
+ * in every file of the build (the macros below).
+ */
+struct fidx_win_stat {
+	uint64_t st_dev;
+	uint64_t st_ino;
+	unsigned st_mode;
+	uint64_t st_nlink;
+	unsigned st_uid, st_gid;
+	uint64_t st_rdev;
+	int64_t st_size;
+	int64_t st_blocks;
+	struct timespec st_atim, st_mtim, st_ctim;
+};
+#define st_atime st_atim.tv_sec
+#define st_mtime st_mtim.tv_sec
+#define st_ctime st_ctim.tv_sec
+int fidx_win_stat(const char *path, struct fidx_win_stat *st);
+int fidx_win_fstat(int fd, struct fidx_win_stat *st);
 int fidx_win_unlink(const char *path);
 int fidx_win_rename(const char *from, const char *to);
 int fidx_win_access(const char *path, int mode);
@@ -147,9 +168,9 @@ FILE *fidx_win_fopen(const char *path, const char *mode);
 int fidx_win_fclose(FILE *f);
 char *fidx_win_getcwd(char *buf, size_t size);
 #define open fidx_win_open
-#define stat(p, s) fidx_win_stat(p, s)
-#define lstat(p, s) fidx_win_stat(p, s)
-#define fstat(fd, s) fidx_win_fstat(fd, s)
+#define stat fidx_win_stat
+#define lstat fidx_win_stat
+#define fstat fidx_win_fstat
 #define unlink fidx_win_unlink
 #define rename fidx_win_rename
 #define access fidx_win_access
