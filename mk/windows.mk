@@ -91,7 +91,8 @@ $(WIN_BUILD)/tests/%.exe: tests/windows/%.c mk/windows.mk
 		-D__USE_MINGW_ANSI_STDIO=1 -municode -static -o $@ $<
 
 # The suite also reads fidx.exe's databases with the Linux fidx, and the Linux fidx's with it.
-check-windows windows-check:
+windows-check: check-windows
+check-windows:
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) EXTRA_CFLAGS=-Werror windows $(BUILD)/fidx
 	$(PYTHON) tests/windows/run --fidx $(WIN_BUILD)/fidx.exe --checker $(WIN_BUILD)/tests/wincheck.exe \
 		--linux-fidx $(BUILD)/fidx
