@@ -236,7 +236,16 @@ def main():
 		with chk.guard("pushes"):
 			bad = []
 			for host in HOSTS:
-				if host in DIRECT:
+				if host == b"beta":
+					# An ingest role of the shard's (the host_role row goes to the
+					# coordinator's table, through the shard's foreign table).
+					target, name = direct(host)
+					roles.update(passwords(tool(shards[name], "fidx-pg-setup", "ingest",
+								    DB, "ingest_b", "beta")))
+					target = pgserver.make_conninfo(dict(
+						host=shards[name].socket_dir, port=shards[name].port,
+						dbname=DB, user="ingest_b", password=roles["ingest_b"]))
+				elif host in DIRECT:
 					target, name = direct(host)
 				elif host == b"alpha":
 					target = ingest
@@ -246,7 +255,19 @@ def main():
 				if r.rc:
 					bad.append((host, r.rc, r.err))
 			chk.ok("every push into the sharded store exits 0 (through the coordinator, as"
-			       " an ingest role, straight to a shard)", not bad, lib.short(bad))
+			       " an ingest role; straight to a shard, as its owner and as an ingest role)",
+			       not bad, lib.short(bad))
+			# A host pushed to a shard that is not its own: refused at its first row.
+			right = direct(b"gamma")[1]
+			wrong = [n for n in shards if n != right][0]
+			r = run_fidx("push", "-q", files[b"gamma"], owner_conninfo(shards[wrong], pw[wrong]))
+			chk.ok("a push to the wrong shard: exit 2, one line, the shard's check named",
+			       r.rc == 2 and r.err.count(b"\n") == 1 and b"fidx_on_shard" in r.err,
+			       lib.short(r.err))
+			r = run_fidx("push", "-q", files[b"kappa"], owner_conninfo(s1, pw["shard_a"]))
+			chk.ok("a push to a shard of a host its coordinator does not know: exit 2, one"
+			       " line naming fidx-pg-shard where", r.rc == 2 and r.err.count(b"\n") == 1
+			       and b"fidx-pg-shard where" in r.err, lib.short(r.err))
 			bad = push_in_order(coord, single, files, HOSTS)
 			chk.ok("every push into the single database exits 0", not bad, lib.short(bad))
 			n = [int(pg.psql("SELECT count(DISTINCT host_id) FROM fidx.scan;", dbname=DB))
@@ -279,9 +300,10 @@ def main():
 				rc, out, err = ask(coord, argv)
 				# diff's status for a store that cannot be read is 18 (diffout.h).
 				want = 18 if argv[0] == "diff" else 2
-				chk.ok("%s down: %s fails, exit %d, one line naming it" %
+				chk.ok("%s down: %s fails, exit %d, one line naming it and its port" %
 				       (down_name, name, want), rc == want and err.count(b"\n") == 1 and
-				       err.startswith(b"fidx: ") and down_name.encode() in err,
+				       err.startswith(b"fidx: ") and down_name.encode() in err and
+				       b"port %d failed" % s2.port in err,
 				       "exit %d: %s" % (rc, lib.short(err)))
 			r = run_fidx("push", "-q", files[down_host], coord)
 			chk.ok("%s down: a push of its host through the coordinator fails, exit 2, one"
