@@ -1,4 +1,4 @@
-# e2e: alone (tests/e2e/run): three PostgreSQL servers, one of them stopped and started.
+# Three PostgreSQL servers of its own; one of them killed and started again (shares the cores).
 """t_shard.py - a fleet store spread over shards (scripts/fidx-pg-shard, postgres_fdw).
 
 Three throwaway servers (tests/pg/pgserver.py) on loopback: a coordinator and
@@ -34,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import lib
 from lib import Checker, run_fidx, write
@@ -144,8 +145,14 @@ def compare(chk, label, coord, single, top, lst):
 	"""Every question through the coordinator answers as the single database does."""
 	rc, rs = ranks(coord), ranks(single)
 	chk.eq("%s: the same number of scans in both stores" % label, len(rc), len(rs))
+	took = [0.0, 0.0]
 	for name, argv in questions(top, lst):
-		c, s = ask(coord, argv), ask(single, argv)
+		t0 = time.monotonic()
+		c = ask(coord, argv)
+		t1 = time.monotonic()
+		s = ask(single, argv)
+		took[0] += t1 - t0
+		took[1] += time.monotonic() - t1
 		table = argv[0] in ("scans", "du")
 		cn, sn = normalized(c[1], rc, table), normalized(s[1], rs, table)
 		same = (c[0] == s[0] and cn == sn and
@@ -157,6 +164,9 @@ def compare(chk, label, coord, single, top, lst):
 		       "exit %d, %d; first line that differs: %r\n  vs %r; stderr %s" %
 		       (c[0], s[0], first is not None and cn.split(b"\n")[first],
 			first is not None and sn.split(b"\n")[first], lib.short(c[2] + s[2])))
+	# For the reader only (a shared machine: nothing is checked of it).
+	print("# %s: the questions took %.2f s through the coordinator, %.2f s on one server" %
+	      (label, took[0], took[1]))
 
 
 def push_in_order(coord, single, files, hosts):
