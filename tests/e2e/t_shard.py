@@ -297,6 +297,15 @@ def main():
 			chk.ok("the analyst reads every host through the coordinator",
 			       r.rc == 0 and len(r.out.splitlines()) == len(HOSTS),
 			       lib.short(r.out + r.err))
+			out = co.psql("SELECT count(*) FROM fidx.file f JOIN fidx.host h ON h.id = f.host_id"
+				      " WHERE h.name <> 'alpha'::bytea;", user="ingest_a",
+				      password=roles["ingest_a"], dbname=DB)
+			chk.eq("the ingest role with psql on the coordinator: no row of another host", out,
+			       "0")
+			out = co.psql("SELECT count(*) FROM fidx.file_shard_a;", user="ingest_a",
+				      password=roles["ingest_a"], dbname=DB, check=False)
+			chk.ok("the ingest role with psql on the coordinator: a foreign partition itself"
+			       " is refused", out == "", out)
 
 		with chk.guard("a shard down"):
 			# A host of each shard, registered now (no scan of theirs is pushed yet).
@@ -323,6 +332,10 @@ def main():
 			chk.ok("%s down: a host of %s pushes straight to it" % (down_name, up_name),
 			       r.rc == 0, lib.short(r.err))
 			s2.start()
+			uuid = json.loads(run_fidx("scans", "--json", "--db", files[down_host]).out)["uuid"]
+			r = run_fidx("scans", "--json", "--db", coord)
+			chk.ok("%s back: the push that failed left no scan" % down_name,
+			       r.rc == 0 and uuid.encode() not in r.out, lib.short(r.out + r.err))
 			r = run_fidx("push", "-q", files[down_host], coord)
 			chk.ok("%s back: the failed push, run again, completes" % down_name, r.rc == 0,
 			       lib.short(r.err))
