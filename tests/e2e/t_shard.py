@@ -4,28 +4,36 @@
 Three throwaway servers (tests/pg/pgserver.py) on loopback: a coordinator and
 two shards, each first a fleet store of fidx-pg-setup init, then joined by
 fidx-pg-shard over TLS (sslmode=verify-full); the coordinator's server also
-holds "single", a plain fleet database, the reference.  Six hosts scan trees
-of their own (one host name with a newline, a quote and a byte that is not
-UTF-8) into files; their scans are pushed into the sharded store (through the
-coordinator, by an ingest role for one host, and straight to their shard for
-two) and into the single database in the same order.  Checked:
+holds "single", a plain fleet database, the reference.  Hosts scan trees of
+their own (one host name with a newline, a quote and a byte that is not
+UTF-8) into files; six scans are pushed into the sharded store (through the
+coordinator, as its owner and as an ingest role; straight to their shard,
+named by fidx-pg-shard where, as the shard's owner and as an ingest role
+made on the shard) and into the single database in the order of the sharded
+store's ids.  Checked:
 
   * every table of schema fidx with a host_id column is partitioned on the
-    coordinator, its partitions foreign tables on the shards; the hosts' rows
-    are spread over both shards, each shard holds only its own hosts';
+    coordinator, the others plain; on a shard the host-less tables are
+    foreign; the hosts spread over both shards; a shard refuses a host that
+    is not its own and one its coordinator does not know, in one line;
   * every fleet question (scans, find, match with a hash list, dupes, du,
     stats, export csv and jsonl, diff HOST:PATH HOST:PATH, verify) answers
-    through the coordinator byte for byte as the single database does, once
-    the scan ids each store gave are replaced by their rank (the two stores
-    number scans apart: ids are the only thing normalized);
+    through the coordinator byte for byte as the single database does, exit
+    status and stderr too, once the ids are normalized: a scan id by its
+    rank among the store's, a file id by the order it first shows in (the
+    two stores number rows apart; nothing else is changed);
   * row-level security through the coordinator: the ingest role sees its
-    own host alone, the analyst reads every host;
+    own host alone (with psql too, and no foreign partition), the analyst
+    reads every host;
   * a shard stopped (its postmaster killed): every question fails with one
-    line, exit 2, naming the shard's foreign server; a push of a host on it
-    through the coordinator fails the same way, leaving nothing; a host whose
-    shard is up still pushes straight to it; the shard started again: the
-    failed push, run again, completes sealed, and every answer is whole
-    again (still the single database's).
+    line, exit 2 (diff: 18), naming the shard's foreign server and its port;
+    a push of a host on it through the coordinator fails the same way,
+    leaving no scan; a host whose shard is up still pushes straight to it;
+    the shard started again: the failed push, run again, completes, and
+    every answer is whole again (a second reference's, pushed in the new
+    order of ids);
+  * a host scanning live straight to its shard: its scan intact and its
+    paths whole through the coordinator.
 """
 
 import hashlib
@@ -347,6 +355,21 @@ def main():
 			chk.ok("every push into a second single database exits 0", not bad,
 			       lib.short(bad))
 			compare(chk, "%s back" % down_name, coord, single2, top, lst)
+
+		with chk.guard("a scan straight to a shard"):
+			host = next(h for h in LATER if h not in (up_host, down_host))
+			target, name = direct(host)
+			root = top + b"/h%d" % (len(HOSTS) + LATER.index(host))
+			r = as_host(host, "scan", "-q", "--db", target, root)
+			chk.ok("fidx scan --db of the host's shard: exit 0", r.returncode == 0,
+			       lib.short(r.stderr))
+			r = run_fidx("verify", "--db", coord, "--host", host)
+			chk.ok("the scan made on the shard: intact through the coordinator",
+			       r.rc == 0 and b" intact " in r.out, lib.short(r.out + r.err))
+			r = run_fidx("find", "--db", coord, "--host", host, "-0")
+			want = lib.truth(root, lib.Truth(hashes=["sha256"]))
+			chk.eq("the scan made on the shard: its paths through the coordinator",
+			       sorted(r.out.split(b"\0")[:-1]), sorted(want))
 	chk.done()
 
 
