@@ -36,12 +36,14 @@ store's ids.  Checked:
     paths whole through the coordinator.
 """
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import lib
@@ -63,8 +65,9 @@ LATER = [b"zeta", b"eta", b"theta", b"iota", b"kappa", b"lambda"]  # for the sha
 def tool(pg, name, *args, stdin=None):
 	"""Runs scripts/NAME as pg's administrator; returns its stdout (raises on failure)."""
 	env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+	# The server's own psql first: /usr/bin/psql is Debian's wrapper, ~60 ms a call.
 	env.update(PGHOST=pg.socket_dir, PGPORT=str(pg.port), PGUSER=pgserver.ADMIN,
-		   PGPASSWORD=pg.admin_password)
+		   PGPASSWORD=pg.admin_password, PATH=pg.bin + ":" + os.environ.get("PATH", ""))
 	r = subprocess.run([os.path.join(SCRIPTS, name)] +
 			   [os.fsencode(a) if isinstance(a, str) else a for a in args],
 			   input=stdin, capture_output=True, env=env, timeout=60)
@@ -194,10 +197,37 @@ def push_in_order(coord, single, files, hosts):
 	return bad
 
 
+@contextlib.contextmanager
+def servers(n):
+	"""n throwaway servers, made and started at once (initdb is most of a start), stopped at
+	the end whatever happens."""
+	pgs = [pgserver.PgServer() for _ in range(n)]
+	pgserver._handle_signals()  # SIGTERM, SIGHUP stop them (start() in a thread does not)
+	try:
+		failed = []
+
+		def start(pg):
+			try:
+				pg.start()
+			except BaseException as e:  # noqa: B902 (raised again below)
+				failed.append(e)
+
+		threads = [threading.Thread(target=start, args=(pg,)) for pg in pgs]
+		for t in threads:
+			t.start()
+		for t in threads:
+			t.join()
+		if failed:
+			raise failed[0]
+		yield pgs
+	finally:
+		for pg in pgs:
+			pg.stop()
+
+
 def main():
 	chk = Checker()
-	with lib.TempDir() as td, pgserver.PgServer() as co, pgserver.PgServer() as s1, \
-	     pgserver.PgServer() as s2:
+	with lib.TempDir() as td, servers(3) as (co, s1, s2):
 		top = os.fsencode(td.path)
 		os.chmod(td.path, 0o755)
 		shards = {"shard_a": s1, "shard_b": s2}
