@@ -13,7 +13,8 @@ made on the shard) and into the single database in the order of the sharded
 store's ids.  Checked:
 
   * every table of schema fidx with a host_id column is partitioned on the
-    coordinator, the others plain; on a shard the host-less tables are
+    coordinator (one of a later schema too, with its identity and policy),
+    the others plain; on a shard the host-less tables are
     foreign; the hosts spread over both shards; a shard refuses a host that
     is not its own and one its coordinator does not know, in one line;
   * every fleet question (scans, find, match with a hash list, dupes, du,
@@ -59,6 +60,15 @@ SINGLE = "single"
 EVIL = b"evil\nhost'$(id)\xff"
 HOSTS = [b"alpha", b"beta", EVIL, b"gamma", b"delta", b"epsilon"]
 DIRECT = {b"beta", EVIL}        # pushed straight to their shard
+# A table of a later schema version, made before fidx-pg-shard runs: sharded as fidx's own.
+NEXT_TABLE = """
+SET ROLE fidx_owner;
+CREATE TABLE fidx.next_table (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	host_id bigint NOT NULL, note bytea);
+ALTER TABLE fidx.next_table ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON fidx.next_table TO fidx_analyst;
+CREATE POLICY analyst_reads ON fidx.next_table FOR SELECT TO fidx_analyst USING (true);
+"""
 LATER = [b"zeta", b"eta", b"theta", b"iota", b"kappa", b"lambda"]  # for the shard-down part
 
 
@@ -236,6 +246,8 @@ def main():
 		tool(co, "fidx-pg-setup", "init", SINGLE)
 		roles = passwords(tool(co, "fidx-pg-setup", "ingest", DB, "ingest_a", "alpha"))
 		roles.update(passwords(tool(co, "fidx-pg-setup", "analyst", DB, "reader")))
+		for pg in (co, s1, s2):  # a table of a later schema version, unknown to the script
+			pg.psql(NEXT_TABLE, dbname=DB)
 		for k, (name, pg) in enumerate(shards.items(), 1):
 			tool(pg, "fidx-pg-shard", "shard", DB, str(k), str(len(shards)),
 			     stdin=owner_conninfo(co, pw["co"]).encode() + b"\n")
@@ -262,7 +274,7 @@ def main():
 			chk.eq("coordinator: the tables of hosts partitioned, the others plain", got,
 			       {"file": "p", "file_digest": "p", "host": "r", "host_role": "r",
 				"meta": "r", "path_block": "p", "path_index": "p", "path_trigram": "p",
-				"scan": "p", "seal_batch": "p"})
+				"scan": "p", "seal_batch": "p", "next_table": "p"})
 			out = s1.psql("SELECT c.relname || ':' || c.relkind::text FROM pg_class c JOIN"
 				      " pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'fidx'"
 				      " AND c.relname IN ('meta', 'host', 'file') ORDER BY 1;", dbname=DB)
@@ -322,6 +334,19 @@ def main():
 			     for pg in (s1, s2)]
 			chk.ok("the hosts spread over both shards", sum(n) == len(HOSTS) and min(n) > 0,
 			       repr(n))
+			# The table of a later version: a row per host through the coordinator, each on
+			# its host's shard, ids from the coordinator's identity, the analyst's policy kept.
+			co.psql("SET ROLE fidx_owner; INSERT INTO fidx.next_table (host_id, note)"
+				" SELECT id, name FROM fidx.host h WHERE EXISTS (SELECT 1 FROM fidx.scan s"
+				" WHERE s.host_id = h.id);", dbname=DB)
+			m = [int(pg.psql("SELECT count(*) FROM fidx.next_table l WHERE EXISTS (SELECT 1"
+					 " FROM fidx.scan s WHERE s.host_id = l.host_id);", dbname=DB))
+			     for pg in (s1, s2)]
+			ids = co.psql("SELECT count(DISTINCT id) FROM fidx.next_table;", user="reader",
+				      password=roles["reader"], dbname=DB)
+			chk.ok("a table with host_id of a later schema: sharded as the others, its rows"
+			       " on their hosts' shards, read by the analyst", m == n and
+			       ids == str(len(HOSTS)), "%r %r %r" % (m, n, ids))
 
 		with chk.guard("same answers"):
 			compare(chk, "all shards up", coord, single, top, lst)
