@@ -94,9 +94,10 @@ void pg_write_close(struct pg_store *st)
 
 /*
  * The id of host name in fidx.host, the row made when there is none (in the
- * open transaction).  On a shard (docs/SCHEMA.md, "Sharding") fidx.host is
- * a foreign table onto the coordinator's, which alone gives host ids: a
- * host it does not know yet is refused.  Returns the id, or -1 with err set.
+ * open transaction).  On a shard (docs/SCHEMA.md, "Beyond one server")
+ * fidx.host is a foreign table onto the coordinator's, which alone gives
+ * host ids: a host it does not know yet is refused.  Returns the id, or -1
+ * with err set.
  */
 static int64_t host_id_of(struct pg_store *st, const char *name, struct fidx_error *err)
 {
