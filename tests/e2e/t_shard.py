@@ -33,8 +33,8 @@ store's ids.  Checked:
     the shard started again: the failed push, run again, completes, and
     every answer is whole again (a second reference's, pushed in the new
     order of ids);
-  * a host scanning live straight to its shard: its scan intact and its
-    paths whole through the coordinator.
+  * a host scanning live straight to its shard, another through the
+    coordinator: each scan intact, its paths whole through the coordinator.
 """
 
 import contextlib
@@ -411,20 +411,21 @@ def main():
 			       lib.short(bad))
 			compare(chk, "%s back" % down_name, coord, single2, top, lst)
 
-		with chk.guard("a scan straight to a shard"):
-			host = next(h for h in LATER if h not in (up_host, down_host))
-			target, name = direct(host)
-			root = top + b"/h%d" % (len(HOSTS) + LATER.index(host))
-			r = as_host(host, "scan", "-q", "--db", target, root)
-			chk.ok("fidx scan --db of the host's shard: exit 0", r.returncode == 0,
-			       lib.short(r.stderr))
-			r = run_fidx("verify", "--db", coord, "--host", host)
-			chk.ok("the scan made on the shard: intact through the coordinator",
-			       r.rc == 0 and b" intact " in r.out, lib.short(r.out + r.err))
-			r = run_fidx("find", "--db", coord, "--host", host, "-0")
-			want = lib.truth(root, lib.Truth(hashes=["sha256"]))
-			chk.eq("the scan made on the shard: its paths through the coordinator",
-			       sorted(r.out.split(b"\0")[:-1]), sorted(want))
+		with chk.guard("live scans"):
+			rest = [h for h in LATER if h not in (up_host, down_host)]
+			for host, where in ((rest[0], "its shard"), (rest[1], "the coordinator")):
+				target = direct(host)[0] if where == "its shard" else coord
+				root = top + b"/h%d" % (len(HOSTS) + LATER.index(host))
+				r = as_host(host, "scan", "-q", "--db", target, root)
+				chk.ok("fidx scan --db of %s: exit 0" % where, r.returncode == 0,
+				       lib.short(r.stderr))
+				r = run_fidx("verify", "--db", coord, "--host", host)
+				chk.ok("a live scan into %s: intact through the coordinator" % where,
+				       r.rc == 0 and b" intact " in r.out, lib.short(r.out + r.err))
+				r = run_fidx("find", "--db", coord, "--host", host, "-0")
+				want = lib.truth(root, lib.Truth(hashes=["sha256"]))
+				chk.eq("a live scan into %s: its paths through the coordinator" % where,
+				       sorted(r.out.split(b"\0")[:-1]), sorted(want))
 	chk.done()
 
 
