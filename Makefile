@@ -40,7 +40,7 @@
 #                        over its kept corpus and for FUZZ_CHECK_SECONDS more
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #                        fidx, its man page, libfidx.a, <fidx/walk.h>, fidx.pc,
-#                        fidx-pg-setup and the PostgreSQL schema it runs
+#                        fidx-pg-setup and the PostgreSQL schema it runs, fidx-pg-shard
 #
 # The sources are in layers (docs/ARCHITECTURE.md), each built into its own
 # archive:
@@ -526,6 +526,7 @@ install: all
 	install -D -m 644 $(BUILD)/libfidx.a $(DESTDIR)$(PREFIX)/lib/libfidx.a
 	install -D -m 644 include/fidx/walk.h $(DESTDIR)$(PREFIX)/include/fidx/walk.h
 	install -D -m 755 scripts/fidx-pg-setup $(DESTDIR)$(PREFIX)/bin/fidx-pg-setup
+	install -D -m 755 scripts/fidx-pg-shard $(DESTDIR)$(PREFIX)/bin/fidx-pg-shard
 	install -D -m 644 src/store/postgres/schema.sql $(DESTDIR)$(PREFIX)/share/fidx/schema.sql
 	install -D -m 644 completions/fidx.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/fidx

@@ -107,6 +107,23 @@ const char *pg_first_line(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+const char *pg_result_why(const PGresult *res, char *buf, size_t size)
+{
+	pg_first_line(res ? PQresultErrorMessage(res) : NULL, buf, size);
+	/* A server it could not reach on the way (postgres_fdw: "could not connect to server
+	 * \"shard_b\""): where, from the first line of the detail. */
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	if (state && strncmp(state, "08", 2) == 0 && detail && *detail) {
+		size_t len = strlen(buf);
+		if (len + 3 < size) {
+			memcpy(buf + len, ": ", 3);
+			pg_first_line(detail, buf + len + 2, size - len - 2);
+		}
+	}
+	return buf;
+}
+
 int pg_fail(struct pg_store *st, struct fidx_error *err, const char *verb, const char *why)
 {
 	char line[1024];
@@ -131,7 +148,7 @@ PGresult *pg_exec(struct pg_store *st, const char *sql, const struct pg_params *
 		return res;
 	char line[1024];
 	const char *why = res ? PQresultErrorMessage(res) : NULL;
-	pg_fail(st, err, verb, why && *why ? pg_first_line(why, line, sizeof(line)) : NULL);
+	pg_fail(st, err, verb, why && *why ? pg_result_why(res, line, sizeof(line)) : NULL);
 	PQclear(res);
 	return NULL;
 }
@@ -304,8 +321,7 @@ int pg_drain(struct pg_store *st, int rc, const char *verb, struct fidx_error *e
 	while ((res = PQgetResult(st->conn))) {
 		if (rc == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
 			char line[1024];
-			rc = pg_fail(st, err, verb, pg_first_line(PQresultErrorMessage(res), line,
-								  sizeof(line)));
+			rc = pg_fail(st, err, verb, pg_result_why(res, line, sizeof(line)));
 		}
 		PQclear(res);
 	}
@@ -323,8 +339,7 @@ int pg_copy_out(struct pg_store *st, const char *sql, int nfields, pg_tuple_fn *
 	PGresult *res = PQexec(st->conn, sql);
 	if (!res || PQresultStatus(res) != PGRES_COPY_OUT) {
 		char line[1024];
-		pg_fail(st, err, "read", res ? pg_first_line(PQresultErrorMessage(res), line,
-							     sizeof(line)) : NULL);
+		pg_fail(st, err, "read", res ? pg_result_why(res, line, sizeof(line)) : NULL);
 		PQclear(res);
 		return -1;
 	}

@@ -158,6 +158,13 @@ int pg_fail(struct pg_store *st, struct fidx_error *err, const char *verb, const
  */
 const char *pg_first_line(const char *msg, char *buf, size_t size);
 
+/*
+ * The first line of the error of res, into buf (size bytes): for an error of
+ * connection (SQLSTATE class 08, as postgres_fdw's to a shard that is down)
+ * followed by the first line of its detail, which says where.  Returns buf.
+ */
+const char *pg_result_why(const PGresult *res, char *buf, size_t size);
+
 /* Bigint column c of row r of res (0 when NULL). */
 int64_t pg_int(const PGresult *res, int r, int c);
 

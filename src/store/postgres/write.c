@@ -94,17 +94,35 @@ void pg_write_close(struct pg_store *st)
 
 /*
  * The id of host name in fidx.host, the row made when there is none (in the
- * open transaction).  Returns it, or -1 with err set.
+ * open transaction).  On a shard (docs/SCHEMA.md, "Beyond one server")
+ * fidx.host is a foreign table onto the coordinator's, which alone gives
+ * host ids: a host it does not know yet is refused.  Returns the id, or -1
+ * with err set.
  */
 static int64_t host_id_of(struct pg_store *st, const char *name, struct fidx_error *err)
 {
 	struct pg_params p = {0};
 	pg_param_str(&p, name);
-	PGresult *res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
-				" DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err);
+	PGresult *res = pg_exec(st, "SELECT h.id, c.relkind = 'f' FROM pg_catalog.pg_class c"
+				" LEFT JOIN fidx.host h ON h.name = $1"
+				" WHERE c.oid = 'fidx.host'::pg_catalog.regclass", &p, "write", err);
 	if (!res)
 		return -1;
-	int64_t id = pg_int(res, 0, 0);
+	bool known = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0);
+	bool shard = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 1;
+	int64_t id = known ? pg_int(res, 0, 0) : -1;
+	PQclear(res);
+	if (known)
+		return id;
+	if (shard)
+		return fidx_fail(err, ENOENT, "cannot write database '%s'%s: it is a shard, and its"
+				 " coordinator does not know host '%s' yet (fidx-pg-shard where)",
+				 fidx_quote(st->name), st->origin, fidx_quote(name));
+	res = pg_exec(st, "INSERT INTO fidx.host (name) VALUES ($1) ON CONFLICT (name)"
+		      " DO UPDATE SET name = excluded.name RETURNING id", &p, "write", err);
+	if (!res)
+		return -1;
+	id = pg_int(res, 0, 0);
 	PQclear(res);
 	return id;
 }
@@ -282,9 +300,13 @@ static int copy_open(struct pg_store *st, struct fidx_error *err)
 	}
 	/* A role under row-level security (an ingest role): COPY FROM cannot check the
 	 * policies, so the rows go into a table of the session's first, then INSERT ... SELECT
-	 * puts them where the policies decide. */
+	 * puts them where the policies decide.  So too on a coordinator of shards (fidx.file
+	 * partitioned): PostgreSQL 15 routes a COPY into foreign partitions a row per round
+	 * trip, an INSERT in batches of the servers' batch_size. */
 	if (st->staged < 0) {
-		PGresult *res = pg_exec(st, "SELECT pg_catalog.row_security_active('fidx.file')",
+		PGresult *res = pg_exec(st, "SELECT pg_catalog.row_security_active('fidx.file')"
+					" OR c.relkind = 'p' FROM pg_catalog.pg_class c"
+					" WHERE c.oid = 'fidx.file'::pg_catalog.regclass",
 					NULL, "write", err);
 		if (!res)
 			return -1;
@@ -558,7 +580,12 @@ static int analyze(struct pg_store *st, struct fidx_error *err)
 	struct pg_params p = {0};
 	pg_param_int(&p, ANALYZE_LOCK);
 	int rc = pg_begin(st, err);
-	if (rc == 0 && !(res = pg_exec(st, "SELECT pg_catalog.pg_try_advisory_xact_lock($1)", &p,
+	/* Not on a coordinator of shards (fidx.file partitioned): each shard analyzes its own
+	 * rows, and sampling all of them would fail while one is down. */
+	if (rc == 0 && !(res = pg_exec(st, "SELECT c.relkind <> 'p' AND"
+				       " pg_catalog.pg_try_advisory_xact_lock($1)"
+				       " FROM pg_catalog.pg_class c"
+				       " WHERE c.oid = 'fidx.file'::pg_catalog.regclass", &p,
 				       "analyze", err)))
 		rc = -1;
 	if (rc == 0 && PQgetvalue(res, 0, 0)[0] == 1)
