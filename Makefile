@@ -33,6 +33,10 @@
 #                        warm and cold
 #   make bench-fleet     fidx on PostgreSQL: ingest (scan, push) against export | psql \copy,
 #                        COPY text against binary, a simulated fleet's pushes and questions
+#   make bench-fleet-scale  a simulated fleet (50 hosts x 200k files, 30 days of 1% rescans:
+#                        bench/sqlite/gen-fleet) pushed day by day: storage and push time a
+#                        day, the fleet questions on one server and on 3 shards (when
+#                        sharding is there); BENCH_FSCALE_QUICK=1 a 5 x 20k x 5 smoke run
 #   make fuzz [FUZZ_SECONDS=60]
 #                        every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan) for
 #                        FUZZ_SECONDS each, one after the other, growing its corpus
@@ -138,7 +142,7 @@ SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 SANITIZE_TSAN := -fsanitize=thread
 
 .PHONY: all deps browser-deps torture test-binaries run check check-builds check-background unit e2e alloc-check library layers pg fuzz fuzz-build fuzz-check \
-	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-image bench-report clean
+	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-fleet-scale bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -602,6 +606,11 @@ bench-fleet: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/gen-tree
 	BUILD=$(BUILD) bench/fleet
+
+bench-fleet-scale: deps
+	@scripts/install-deps --bench
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/sqlite/gen-fleet
+	BUILD=$(BUILD) bench/fleet-scale
 
 bench-store: deps
 	@scripts/install-deps --bench
