@@ -307,6 +307,21 @@ int fidx_store_push_begin(struct fidx_store *st, const struct fidx_scan_row *sca
 			  struct fidx_push_state *ps, struct fidx_error *err);
 
 /*
+ * Says how scan scan_id, begun by fidx_store_push_begin(), is kept: as its
+ * changes from the earlier scan of UUID base_uuid (the same host's, of the
+ * same root, complete in this store), the rows that one lends it given by
+ * runs (len bytes, core/delta.h), or whole (base_uuid NULL).  A push cut
+ * off that was kept the other way, or from another scan, is begun anew.
+ * Returns 1 when it is kept as changes: only the rows no run covers are to
+ * be pushed; 0 when it is kept whole (base_uuid NULL, the earlier scan not
+ * here, its chain of changes at its longest, or a store that keeps no
+ * changes): every row is; -1 with err set.  *after is updated as
+ * fidx_push_state's (0: nothing of the scan is here).
+ */
+int fidx_store_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+			  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
+
+/*
  * Adds row (every file column, as the other store holds it: its id there)
  * to scan scan_id being pushed, in batches as fidx_store_add().  Returns 0,
  * or -1 with err set.

@@ -40,6 +40,16 @@
 
 #include "backend.h"
 
+/*
+ * The schema version of fidx on PostgreSQL: the SQLite store's
+ * (FIDX_SCHEMA_VERSION, whose file columns it shares) and 8, the scans kept
+ * as their changes (fidx.scan_delta), which only the server has.
+ */
+#define PG_SCHEMA_VERSION 8
+
+/* The longest chain of scans kept as changes: the next push of a host is kept whole. */
+#define PG_DELTA_DEPTH 8
+
 /* File ids per nextval('fidx.file_id'): its INCREMENT BY (write.c). */
 #define PG_ID_BLOCK 1048576
 
@@ -253,10 +263,29 @@ int pg_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size
 		   struct fidx_error *err);
 int pg_push_begin(struct fidx_store *st, const struct fidx_scan_row *scan,
 		  struct fidx_push_state *ps, struct fidx_error *err);
+int pg_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+		  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
 int pg_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
 		struct fidx_error *err);
 int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 		struct fidx_error *err);
+
+/* ---- delta.c ---- */
+
+/*
+ * Makes *rel (malloc'ed) the FROM item, named f, of the file rows of the n
+ * scans: " fidx.file f" when each is kept whole; else a derived table of
+ * the columns of fidx.file (scan_id the scan asked for, origin_id the id
+ * the row has in it, digests_from as it has it) and owner (the scan whose
+ * row it is in fidx.file), the rows of each scan kept as changes read from
+ * the scans down its chain through the composed runs.  Returns 1 for the
+ * derived table, 0 for fidx.file, or -1 with err set.
+ */
+int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, char **rel,
+		struct fidx_error *err);
+
+/* Whether scan_id is kept as changes.  Returns 1, 0, or -1 with err set. */
+int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err);
 
 /* ---- pathstore.c ---- */
 

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,14 +150,24 @@ static int each_tuple(void *arg, int n, const char *const *val, const int32_t *l
 static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 		    struct fidx_error *err)
 {
-	char sql[1500], cols[1024];
-	/* COPY takes no parameters: the scan id is a number fidx formats. */
-	snprintf(sql, sizeof(sql), "COPY (SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
-		 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, f.id)"
-		 " TO STDOUT (FORMAT binary)",
-		 pg_seal_columns(st->base.version, cols, sizeof(cols)), scan_id);
+	char cols[1024], *rel, *sql;
+	/* COPY takes no parameters: the scan id is a number fidx formats, and so are the maps
+	 * of a scan kept as changes (its rows in the order of their ids in it). */
+	int derived = pg_relation(st, &scan_id, 1, &rel, err);
+	if (derived < 0)
+		return -1;
+	int n = asprintf(&sql, "COPY (SELECT %s, f.id FROM%s JOIN fidx.scan s"
+			 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, %s)"
+			 " TO STDOUT (FORMAT binary)",
+			 pg_seal_columns(st->base.version, cols, sizeof(cols)), rel, scan_id,
+			 derived ? "f.origin_id" : "f.id");
+	free(rel);
+	if (n < 0)
+		return fidx_fail_nomem(err);
 	struct each e = {st, fn, arg};
-	return pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
+	int rc = pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
+	free(sql);
+	return rc;
 }
 
 /*
@@ -338,16 +349,23 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 {
 	static const char *const names[] = {"entries", "files", "dirs", "bytes", "errors"};
 	struct pg_params p = {0};
+	char *rel, *sql;
 	pg_param_int(&p, scan_id);
-	PGresult *res = pg_exec(st, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
-				" c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"
-				" (SELECT count(*) AS n, count(*) FILTER (WHERE type = 'f'::bytea) AS f,"
-				"  count(*) FILTER (WHERE type = 'd'::bytea) AS d,"
-				"  coalesce(sum(size) FILTER (WHERE type = 'f'::bytea), 0)::bigint AS b,"
-				"  count(error) AS e, count(*) FILTER (WHERE path ="
-				"   (SELECT root FROM fidx.scan WHERE id = $1)) AS r"
-				"  FROM fidx.file WHERE scan_id = $1) c WHERE s.id = $1",
-				&p, "read", err);
+	if (pg_relation(st, &scan_id, 1, &rel, err) < 0)
+		return -1;
+	int n = asprintf(&sql, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
+			 " c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"
+			 " (SELECT count(*) AS n, count(*) FILTER (WHERE f.type = 'f'::bytea) AS f,"
+			 "  count(*) FILTER (WHERE f.type = 'd'::bytea) AS d,"
+			 "  coalesce(sum(f.size) FILTER (WHERE f.type = 'f'::bytea), 0)::bigint AS b,"
+			 "  count(f.error) AS e, count(*) FILTER (WHERE f.path ="
+			 "   (SELECT root FROM fidx.scan WHERE id = $1)) AS r"
+			 "  FROM%s WHERE f.scan_id = $1) c WHERE s.id = $1", rel);
+	free(rel);
+	if (n < 0)
+		return fidx_fail_nomem(err);
+	PGresult *res = pg_exec(st, sql, &p, "read", err);
+	free(sql);
 	if (!res)
 		return -1;
 	char says[32], rows[32];

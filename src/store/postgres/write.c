@@ -706,6 +706,86 @@ fail:
 	return -1;
 }
 
+/*
+ * Drops what a push cut off left of scan_id (its rows, their digests and row
+ * hashes, its changes), in the open transaction.  Returns 0, or -1 with err set.
+ */
+static int push_forget(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
+{
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	return pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		      " WHERE scan_id = $1)", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.seal_batch WHERE scan_id = $1", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &p, "write", err) < 0
+	       ? -1 : 0;
+}
+
+int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uuid,
+		  const void *runs, size_t len, int64_t *after, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	PGresult *res = NULL;
+	int64_t base_id = 0, depth = 0;
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	/* The base: complete and sealed here, of the same host and root, its chain not at its
+	 * longest (then this scan is kept whole, and the next ones build on it). */
+	if (base_uuid) {
+		pg_param_text(&p, base_uuid);
+		pg_param_int(&p, scan_id);
+		if (!(res = pg_exec(st, "SELECT b.id, coalesce(d.depth, 0)::bigint FROM fidx.scan b"
+				    " JOIN fidx.scan s ON s.id = $2 AND s.host_id = b.host_id"
+				    " AND s.root = b.root AND s.id <> b.id"
+				    " LEFT JOIN fidx.scan_delta d ON d.scan_id = b.id"
+				    " WHERE b.uuid = $1::uuid AND b.status = 'complete'::bytea"
+				    " AND b.seal IS NOT NULL", &p, "read", err)))
+			goto fail;
+		if (PQntuples(res) == 1 && pg_int(res, 0, 1) + 1 <= PG_DELTA_DEPTH) {
+			base_id = pg_int(res, 0, 0);
+			depth = pg_int(res, 0, 1) + 1;
+		}
+		PQclear(res);
+	}
+	/* What a push cut off kept: the same changes go on; anything else begins anew. */
+	p = (struct pg_params){0};
+	pg_param_int(&p, scan_id);
+	if (!(res = pg_exec(st, "SELECT base_id, runs FROM fidx.scan_delta WHERE scan_id = $1", &p,
+			    "read", err)))
+		goto fail;
+	bool had = PQntuples(res) == 1;
+	bool same = had ? base_id && pg_int(res, 0, 0) == base_id &&
+			  (size_t)PQgetlength(res, 0, 1) == len &&
+			  memcmp(PQgetvalue(res, 0, 1), runs, len) == 0
+			: !base_id;
+	PQclear(res);
+	res = NULL;
+	if (!same) {
+		if (push_forget(st, scan_id, err) < 0)
+			goto fail;
+		*after = 0;
+	}
+	if (base_id && !(had && same)) {
+		p = (struct pg_params){0};
+		pg_param_int(&p, scan_id);
+		pg_param_int(&p, base_id);
+		pg_param_int(&p, depth);
+		pg_param_bytes(&p, runs, len);
+		if (pg_run(st, "INSERT INTO fidx.scan_delta (scan_id, base_id, depth, runs, host_id)"
+			   " SELECT $1, $2, $3, $4, host_id FROM fidx.scan WHERE id = $1", &p,
+			   "write", err) < 0)
+			goto fail;
+	}
+	if (pg_commit(st, err) < 0)
+		return -1;
+	return base_id != 0;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
 int pg_push_row(struct fidx_store *base, int64_t scan_id, const struct fidx_row *row,
 		struct fidx_error *err)
 {
@@ -732,6 +812,7 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 {
 	struct pg_store *st = pg_of(base);
 	struct pg_params p = {0};
+	int delta = 0;
 	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
 		return -1;
 	/* The rest of the scan row as it was made (a column it has no value of stays NULL). */
@@ -756,7 +837,8 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 	if (pg_run(st, "UPDATE fidx.scan SET finished_ns = $1, entries = $2, files = $3, dirs = $4,"
 		   " bytes = $5, errors = $6, reused = $7, hashed = $8, base_scan_id = $9,"
 		   " run_ns = $10, status = $11, seal = $12 WHERE id = $13", &p, "write", err) < 0 ||
-	    pg_pathindex_build(st, scan_id, err) < 0 || pg_commit(st, err) < 0) {
+	    (delta = pg_is_delta(st, scan_id, err)) < 0 ||
+	    (!delta && pg_pathindex_build(st, scan_id, err) < 0) || pg_commit(st, err) < 0) {
 		pg_rollback(st);
 		return -1;
 	}
