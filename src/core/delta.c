@@ -159,6 +159,16 @@ int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
 	}
 	free(in);
 	qsort(m, k, sizeof(*m), by_lo);
+	/* Intervals that touch, of one offset and fill, are one. */
+	size_t w = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (w && m[w - 1].hi + 1 == m[i].lo && m[w - 1].off == m[i].off &&
+		    m[w - 1].fill == m[i].fill)
+			m[w - 1].hi = m[i].hi;
+		else
+			m[w++] = m[i];
+	}
+	k = w;
 	if (!k) {
 		free(m);
 		m = NULL;

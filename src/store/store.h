@@ -392,6 +392,11 @@ struct fidx_rows_query {
 	const struct fidx_hidden *hidden; /* trees of these scans left out (select.h) */
 	size_t nhidden;
 	enum fidx_rows_damage damage;
+	int64_t changed_from;       /* not 0 (with one scan): a store may leave out the rows
+				       that scan changed_from holds as they are, the same
+				       stored row lent from one scan to the other (a store of
+				       scans kept as changes: what a diff of the two needs);
+				       0: every row */
 };
 
 struct fidx_rows;

@@ -181,18 +181,24 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 	return rows;
 }
 
-/* Adds the pairs of scan target: its own rows, then those of each scan down its chain. */
+/*
+ * Adds the pairs of scan target: its own rows, then those of each scan down
+ * its chain, through start (nstart intervals of target's ids; the rows of
+ * target outside them are left out) and not from stop down (0: to the end).
+ */
 static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t target,
+		       const struct fidx_delta_map *start, size_t nstart, int64_t stop,
 		       struct fidx_error *err)
 {
-	struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
-	struct fidx_delta_map *map = &whole, *next;
-	size_t nmap = 1, nnext, steps = 0;
+	struct fidx_delta_map *map = (struct fidx_delta_map *)start, *next;
+	size_t nmap = nstart, nnext, steps = 0;
 	int64_t owner = target;
 	int rc = 0;
+	if (owner == stop)
+		return 0;
 	pair_add(p, owner, target, map, nmap);
 	const struct link *k;
-	while (nmap && (k = link_of(l, nl, owner))) {
+	while (nmap && (k = link_of(l, nl, owner)) && k->base != stop) {
 		if (++steps > nl) {
 			rc = fidx_fail(err, EBADMSG, "the changes of scan %" PRId64 " are damaged:"
 				       " its chain of bases loops", target);
@@ -202,7 +208,7 @@ static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t
 			rc = -1;
 			break;
 		}
-		if (map != &whole)
+		if (map != start)
 			free(map);
 		map = next;
 		nmap = nnext;
@@ -210,19 +216,121 @@ static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t
 		if (nmap)
 			pair_add(p, owner, target, map, nmap);
 	}
-	if (map != &whole)
+	if (map != start)
 		free(map);
 	return rc;
 }
 
-int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, char **rel,
-		struct fidx_error *err)
+/*
+ * The map from the ids of scan from to those of scan to, a later scan whose
+ * chain holds it, into *out (malloc'ed, *n intervals, sorted).  Returns 1,
+ * 0 when from is not in to's chain, or -1 with err set.
+ */
+static int map_between(const struct link *l, size_t nl, int64_t from, int64_t to,
+		       struct fidx_delta_map **out, size_t *n, struct fidx_error *err)
+{
+	struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
+	struct fidx_delta_map *map = &whole, *next;
+	size_t nmap = 1, nnext, steps = 0;
+	int64_t owner = to;
+	const struct link *k;
+	*out = NULL;
+	*n = 0;
+	while ((k = link_of(l, nl, owner)) && ++steps <= nl) {
+		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+			if (map != &whole)
+				free(map);
+			return -1;
+		}
+		if (map != &whole)
+			free(map);
+		map = next;
+		nmap = nnext;
+		owner = k->base;
+		if (owner == from) {
+			*out = map;
+			*n = nmap;
+			return 1;
+		}
+	}
+	if (map != &whole)
+		free(map);
+	return 0;
+}
+
+/*
+ * The ids of [0, FIDX_DELTA_KEY_MAX] outside the n sorted intervals m, as
+ * identity intervals into *out (malloc'ed, *nout).  Returns 0, or -1 with
+ * err set.
+ */
+static int complement(const struct fidx_delta_map *m, size_t n, struct fidx_delta_map **out,
+		      size_t *nout, struct fidx_error *err)
+{
+	struct fidx_delta_map *c = malloc((n + 1) * sizeof(*c));
+	size_t k = 0;
+	int64_t next = 0;
+	if (!c)
+		return fidx_fail_nomem(err);
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].lo > next)
+			c[k++] = (struct fidx_delta_map){.lo = next, .hi = m[i].lo - 1};
+		next = m[i].hi + 1;
+	}
+	if (next <= FIDX_DELTA_KEY_MAX)
+		c[k++] = (struct fidx_delta_map){.lo = next, .hi = FIDX_DELTA_KEY_MAX};
+	*out = c;
+	*nout = k;
+	return 0;
+}
+
+/*
+ * Adds the pairs of scan target, without the rows scan other holds as one
+ * with it when other is in its chain (the pairs stop above other) or it is
+ * in other's (its ids that other's runs lend on are left out).
+ */
+static int target_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t target,
+			int64_t other, struct fidx_error *err)
+{
+	static const struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
+	struct fidx_delta_map *lent = NULL, *rest = NULL;
+	size_t nlent = 0, nrest = 0;
+	if (!other)
+		return chain_pairs(p, l, nl, target, &whole, 1, 0, err);
+	if (other == target)
+		return 0;
+	struct fidx_delta_map *dummy;
+	size_t ndummy;
+	int in = map_between(l, nl, other, target, &dummy, &ndummy, err);
+	free(dummy);
+	if (in < 0)
+		return -1;
+	if (in)
+		return chain_pairs(p, l, nl, target, &whole, 1, other, err);
+	if ((in = map_between(l, nl, target, other, &lent, &nlent, err)) <= 0)
+		return in < 0 ? -1 : chain_pairs(p, l, nl, target, &whole, 1, 0, err);
+	int rc = complement(lent, nlent, &rest, &nrest, err);
+	free(lent);
+	if (rc == 0)
+		rc = chain_pairs(p, l, nl, target, rest, nrest, 0, err);
+	free(rest);
+	return rc;
+}
+
+int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
+		char **rel, struct fidx_error *err)
 {
 	struct link *l;
 	struct pairs p = {0};
 	struct str s = {0};
+	int64_t two[2];
 	*rel = NULL;
-	ssize_t nl = load_links(st, scans, n, &l, err);
+	if (n != 1)
+		changed_from = 0;
+	if (changed_from) {
+		two[0] = scans[0];
+		two[1] = changed_from;
+	}
+	ssize_t nl = load_links(st, changed_from ? two : scans, changed_from ? 2 : n, &l, err);
 	if (nl < 0)
 		return -1;
 	if (nl == 0) {
@@ -232,7 +340,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, char **rel,
 	}
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = chain_pairs(&p, l, (size_t)nl, scans[i], err);
+		rc = target_pairs(&p, l, (size_t)nl, scans[i], changed_from, err);
 	for (ssize_t i = 0; i < nl; i++)
 		free(l[i].runs);
 	free(l);
@@ -242,6 +350,13 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, char **rel,
 	if (rc < 0) {
 		pairs_free(&p);
 		return -1;
+	}
+	if (!p.lo.len) {
+		/* Nothing to read (a scan against itself). */
+		pairs_free(&p);
+		if (!(*rel = strdup(" (SELECT f.*, f.scan_id AS owner FROM fidx.file f WHERE false) f")))
+			return fidx_fail_nomem(err);
+		return 1;
 	}
 	/* The columns of fidx.file but those the scan gives: scan_id, digests_from, origin_id. */
 	add(&s, " (SELECT f.id, p.t AS scan_id");

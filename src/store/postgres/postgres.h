@@ -47,8 +47,11 @@
  */
 #define PG_SCHEMA_VERSION 8
 
-/* The longest chain of scans kept as changes: the next push of a host is kept whole. */
+/* The longest chain of scans kept as changes: the next push of a host is kept whole
+ * (docs/BENCHMARKS.md, "Rescans kept as changes", measures it; a build may set it). */
+#ifndef PG_DELTA_DEPTH
 #define PG_DELTA_DEPTH 8
+#endif
 
 /* File ids per nextval('fidx.file_id'): its INCREMENT BY (write.c). */
 #define PG_ID_BLOCK 1048576
@@ -278,11 +281,15 @@ int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_r
  * the columns of fidx.file (scan_id the scan asked for, origin_id the id
  * the row has in it, digests_from as it has it) and owner (the scan whose
  * row it is in fidx.file), the rows of each scan kept as changes read from
- * the scans down its chain through the composed runs.  Returns 1 for the
- * derived table, 0 for fidx.file, or -1 with err set.
+ * the scans down its chain through the composed runs.  With changed_from
+ * (not 0, one scan asked for), the rows that scan holds as one with it are
+ * left out: the pairs stop above it when it is down the scan's chain, and
+ * the ids its runs lend on are left out when the scan is down its chain
+ * (fidx_rows_query's changed_from).  Returns 1 for the derived table, 0 for
+ * fidx.file, or -1 with err set.
  */
-int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, char **rel,
-		struct fidx_error *err);
+int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
+		char **rel, struct fidx_error *err);
 
 /* Whether scan_id is kept as changes.  Returns 1, 0, or -1 with err set. */
 int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err);

@@ -66,13 +66,14 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 
 /*
  * The FROM clause of a reader's SELECT of the rows of its scans, malloc'ed:
- * their relation (pg_relation()), joined to file_digest when its columns are
+ * their relation (pg_relation(), changed_from as it takes it), joined to file_digest when its columns are
  * read.  Returns it, or NULL with err set.
  */
-static char *from_clause(struct pg_store *st, const struct pg_reader *rd, struct fidx_error *err)
+static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_t changed_from,
+			 struct fidx_error *err)
 {
 	char *rel, *from;
-	if (pg_relation(st, rd->scans, rd->nscans, &rel, err) < 0)
+	if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0)
 		return NULL;
 	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
 		     " ON d.file_id = f.id" : "") < 0) {
@@ -244,7 +245,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 				 .roots = q->roots, .nscans = q->nscans};
 	select_list(&it->rd, st->base.version, cols, sizeof(cols));
 	size_t cap = 0;
-	if (!(from = from_clause(st, &it->rd, err)) ||
+	if (!(from = from_clause(st, &it->rd, q->changed_from, err)) ||
 	    !(sql = malloc(cap = strlen(from) + strlen(cols) + 4096))) {
 		if (from)
 			fidx_fail_nomem(err);
@@ -406,7 +407,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
-	if (!(from = from_clause(st, rd, err))) {
+	if (!(from = from_clause(st, rd, 0, err))) {
 		free(ids);
 		return -1;
 	}
