@@ -89,6 +89,10 @@ struct fidx_store_ops {
 	int (*push_end)(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 			struct fidx_error *err);
 
+	/* Dropping scans (NULL: this backend drops none). */
+	int (*drop_scans)(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+			  struct fidx_error *err);
+
 	/* Reading. */
 	int (*scans)(struct fidx_store *st, const struct fidx_scan_filter *f,
 		     struct fidx_scan_list *out, struct fidx_error *err);

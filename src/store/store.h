@@ -337,6 +337,19 @@ int fidx_store_push_row(struct fidx_store *st, int64_t scan_id, const struct fid
 int fidx_store_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 			struct fidx_error *err);
 
+/* ------------------------------------------------------------ dropping --- */
+
+/*
+ * Drops the n complete scans ids (`fidx prune`) in one transaction: their
+ * rows, seals, indexes.  A scan kept whose rows are lent by one of them (a
+ * scan kept as changes on a server) is first rebuilt whole in the same
+ * transaction, its seal unchanged; *rebuilt counts them.  A store that drops
+ * no scans fails with EOPNOTSUPP.  Returns 0, or -1 with err set (nothing
+ * dropped).
+ */
+int fidx_store_drop_scans(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+			  struct fidx_error *err);
+
 /* ------------------------------------------------------------- reading --- */
 
 /* The statuses of a scan, as bits of a filter. */

@@ -16,7 +16,11 @@ Checked:
     ids each server gives its rows aside): scans, find -l and a substring
     find (the path index of whole scans, the rows of changed ones), export
     jsonl and csv, du, stats, dupes, match, diff between two days of a host
-    (composed along the chain), and the default selection of the fleet.
+    (composed along the chain), and the default selection of the fleet;
+  * fidx prune: --dry-run drops nothing; --keep 2 --host alpha drops that
+    host's oldest scans, rebuilds whole the scan kept that was their
+    changes, and every kept scan verifies and answers as before; a rescan
+    pushed after it goes as changes; a SQLite file is refused.
 """
 
 import csv
@@ -113,6 +117,45 @@ def compare(chk, label, delta, full, *args, fmt=None):
 	       lib.short(a.out[:300] + a.err) + " / " + lib.short(b.out[:300] + b.err))
 
 
+def check_prune(chk, pg, delta, full, db, root, ids):
+	"""fidx prune on the store of changes: the kept scans whole and sealed, a rescan after."""
+	first = ids[:DAYS]  # the first host's scans, oldest first
+	res = run_fidx("prune", "--keep-days", "1", "--db", delta)
+	chk.ok("prune --keep-days 1: every scan is younger, nothing dropped",
+	       res.rc == 0 and res.out.startswith(b"dropped 0 scans"), lib.short(res.out + res.err))
+	res = run_fidx("prune", "--dry-run", "--keep", "2", "--host", "alpha", "--db", delta)
+	chk.ok("prune --dry-run: says what would go, drops nothing",
+	       res.rc == 0 and res.out.count(b"would drop scan") == DAYS - 2 and
+	       pg.psql("SELECT count(*) FROM fidx.scan;", user=ROLE, dbname="delta") == str(len(ids)),
+	       lib.short(res.out + res.err))
+	res = run_fidx("prune", "--keep", "2", "--host", "alpha", "--db", delta)
+	chk.ok("prune --keep 2 --host alpha: the two oldest dropped, the next rebuilt whole",
+	       res.rc == 0 and res.out.count(b"dropped scan") == DAYS - 2 and
+	       b"1 rebuilt whole" in res.out, lib.short(res.out + res.err))
+	kept = [int(i) for i in pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE,
+					 dbname="delta").split()]
+	chk.eq("prune: the scans left", kept, first[DAYS - 2:] + ids[DAYS:])
+	res = run_fidx("verify", "--db", delta, "--scan", ",".join(map(str, kept)))
+	chk.ok("prune: every kept scan's seal verifies", res.rc == 0 and
+	       res.out.count(b"intact") == len(kept), lib.short(res.out + res.err))
+	for scan in kept[:2]:
+		compare(chk, "prune: scan %d answers as before" % scan, delta, full, "export", "-f",
+			"jsonl", "--scan", str(scan), fmt="jsonl")
+	compare(chk, "prune: a substring find of the scan rebuilt whole (its path index)", delta,
+		full, "find", "-l", "--scan", str(kept[0]), "f02")
+	change(root, DAYS)
+	lib.settle(root)
+	p = as_host(b"alpha", "scan", "-q", "--hash", "md5,sha256", "-o", db, root)
+	res = run_fidx("push", "-q", db, delta)
+	chk.ok("a rescan after the prune goes as changes, intact", p.returncode == 0 and
+	       res.rc == 0 and b"(changes from scan %d:" % DAYS in res.out and
+	       b"intact on the server" in res.out.splitlines()[-1], lib.short(res.out + res.err))
+	res = run_fidx("prune", "--keep", "1", "--db", db)
+	chk.ok("prune of a SQLite file: refused, exit 2, one line",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"keeps every scan" in res.err,
+	       lib.short(res.out + res.err))
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td, pgserver.PgServer() as pg:
@@ -206,6 +249,8 @@ def main():
 						str(a), str(b))
 				compare(chk, "diff %d %d" % (first, last), delta, full, "diff", str(first),
 					str(last))
+		with chk.guard("prune"):
+			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
 	chk.done()
 
 

@@ -790,6 +790,7 @@ const struct fidx_store_ops fidx_store_postgres = {
 	.add_digests = pg_add_digests,
 	.push_begin = pg_push_begin,
 	.push_delta = pg_push_delta,
+	.drop_scans = pg_drop_scans,
 	.push_row = pg_push_row,
 	.push_end = pg_push_end,
 	.scans = pg_scans,

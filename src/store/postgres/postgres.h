@@ -270,6 +270,8 @@ int pg_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
 		  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
 int pg_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
 		struct fidx_error *err);
+int pg_drop_scans(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+		  struct fidx_error *err);
 int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 		struct fidx_error *err);
 
@@ -369,6 +371,13 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err);
  */
 int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
 		 struct fidx_error *err);
+
+/*
+ * Writes the row hashes of complete scan scan_id (of host host_id) anew from
+ * its rows, in the open transaction (a scan rebuilt whole).  Returns 0, or
+ * -1 with err set.
+ */
+int pg_seal_rehash(struct pg_store *st, int64_t scan_id, int64_t host_id, struct fidx_error *err);
 
 int pg_verify(struct fidx_store *st, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
 	      struct fidx_seal_result *r, struct fidx_error *err);

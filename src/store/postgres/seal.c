@@ -232,6 +232,18 @@ static int read_back(struct pg_store *st, struct pg_scan *c, struct fidx_error *
 	return put_scan(st, c, err);
 }
 
+int pg_seal_rehash(struct pg_store *st, int64_t scan_id, int64_t host_id, struct fidx_error *err)
+{
+	struct pg_scan c = {.id = scan_id, .host_id = host_id};
+	if (!st->lines && !(st->lines = fidx_seal_lines_new(NULL, NULL, err)))
+		return -1;
+	int rc = read_back(st, &c, err);
+	fidx_seal_sum_free(c.sum);
+	free(c.ids);
+	free(c.hashes);
+	return rc;
+}
+
 int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
 		 struct fidx_error *err)
 {
