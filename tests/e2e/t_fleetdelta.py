@@ -156,6 +156,32 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 	       lib.short(res.out + res.err))
 
 
+def touched():
+	"""The (folder, file) of every file change() rewrote or removed, any day."""
+	t = set()
+	for day in range(1, DAYS + 1):
+		t |= {((day * 7 + i * 3) % 20, (day * 13 + i * 11) % 50) for i in range(8)}
+		t.add(((day * 5) % 20, 49 - day))
+	return t
+
+
+def check_tamper(chk, pg, delta, scans):
+	"""A row of a host's first scan, lent to every later one, altered with psql: the first
+	scan's verify names it; each later one's seal differs (exit 1), naming no row."""
+	d, f = next((d, f) for d in range(20) for f in range(50) if (d, f) not in touched())
+	n = pg.psql("UPDATE fidx.file SET size = size + 1 WHERE scan_id = %d AND path LIKE"
+		    " '%%/d%02d/f%03d.txt'::bytea RETURNING id;" % (scans[0], d, f), user=ROLE,
+		    dbname="delta")
+	chk.ok("tamper: one row of the first scan altered", len(n.split()) == 1, n)
+	res = run_fidx("verify", "--db", delta, "--scan", str(scans[0]))
+	chk.ok("tamper: the first scan's verify names the row altered", res.rc == 1 and
+	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
+	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
+	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
+	       res.rc == 1 and b"MISMATCH" in res.out.upper() and b"f0" not in res.out,
+	       lib.short(res.out + res.err))
+
+
 def main():
 	chk = Checker()
 	with lib.TempDir() as td, pgserver.PgServer() as pg:
@@ -251,6 +277,8 @@ def main():
 					str(last))
 		with chk.guard("prune"):
 			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
+		with chk.guard("a lent row altered"):
+			check_tamper(chk, pg, delta, ids[DAYS:])
 	chk.done()
 
 

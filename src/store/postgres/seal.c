@@ -102,15 +102,17 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err)
 
 /*
  * Called for each row of a scan read back: f its seal fields, id its id
- * here, path its path (path_len bytes, not NUL-terminated).  Returns 0, or
- * -1 with err set (the read stops).
+ * here, path its path (path_len bytes, not NUL-terminated), lent whether it
+ * is another scan's row that a scan kept as changes holds (delta.c).
+ * Returns 0, or -1 with err set (the read stops).
  */
 typedef int row_fn(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		   size_t path_len, struct fidx_error *err);
+		   size_t path_len, bool lent, struct fidx_error *err);
 
 /* A read of a scan's rows (each_row()). */
 struct each {
 	struct pg_store *st;
+	int64_t scan_id;
 	row_fn *fn;
 	void *arg;
 };
@@ -136,8 +138,12 @@ static int each_tuple(void *arg, int n, const char *const *val, const int32_t *l
 		else if (c < FIDX_SEAL_FILE_FIELDS)
 			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = pg_get64(val[c])};
 	}
+	if (len[FIDX_SEAL_FILE_FIELDS + 1] != 8)
+		return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the COPY stream"
+				 " is not what was asked for", fidx_quote(e->st->name), e->st->origin);
 	return e->fn(e->arg, f, pg_get64(val[FIDX_SEAL_FILE_FIELDS]), len[2] < 0 ? "" : val[2],
-		     len[2] < 0 ? 0 : (size_t)len[2], err);
+		     len[2] < 0 ? 0 : (size_t)len[2],
+		     pg_get64(val[FIDX_SEAL_FILE_FIELDS + 1]) != e->scan_id, err);
 }
 
 /*
@@ -156,16 +162,17 @@ static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 	int derived = pg_relation(st, &scan_id, 1, 0, &rel, err);
 	if (derived < 0)
 		return -1;
-	int n = asprintf(&sql, "COPY (SELECT %s, f.id FROM%s JOIN fidx.scan s"
+	int n = asprintf(&sql, "COPY (SELECT %s, f.id, %s FROM%s JOIN fidx.scan s"
 			 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, %s)"
 			 " TO STDOUT (FORMAT binary)",
-			 pg_seal_columns(st->base.version, cols, sizeof(cols)), rel, scan_id,
+			 pg_seal_columns(st->base.version, cols, sizeof(cols)),
+			 derived ? "f.owner" : "f.scan_id", rel, scan_id,
 			 derived ? "f.origin_id" : "f.id");
 	free(rel);
 	if (n < 0)
 		return fidx_fail_nomem(err);
-	struct each e = {st, fn, arg};
-	int rc = pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
+	struct each e = {st, scan_id, fn, arg};
+	int rc = pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 2, each_tuple, &e, err);
 	free(sql);
 	return rc;
 }
@@ -203,8 +210,9 @@ struct reading {
 
 /* read_back()'s row: its line into the running seal of its scan, its row hash kept. */
 static int read_back_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-			 size_t path_len, struct fidx_error *err)
+			 size_t path_len, bool lent, struct fidx_error *err)
 {
+	(void)lent;
 	struct reading *rd = arg;
 	(void)path;
 	(void)path_len;
@@ -415,9 +423,13 @@ struct check {
 	struct fidx_seal_result *r;
 };
 
-/* Pass 2's row: named when its line has no hash kept (added) or another (altered). */
+/*
+ * Pass 2's row: named when its line has no hash kept (added) or another
+ * (altered).  A lent row has none kept for this scan: the verify of the scan
+ * whose row it is names it.
+ */
 static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		     size_t path_len, struct fidx_error *err)
+		     size_t path_len, bool lent, struct fidx_error *err)
 {
 	struct check *k = arg;
 	uint8_t hash[FIDX_ROW_HASH_LEN];
@@ -430,7 +442,7 @@ static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const cha
 	bool same = s && !s->seen && memcmp(s->hash, hash, sizeof(hash)) == 0;
 	if (s)
 		s->seen = true;
-	if (same)
+	if (same || (lent && !s))
 		return 0;
 	char *name = strndup(path, path_len);
 	if (!name)
@@ -468,8 +480,9 @@ static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *
 
 /* Pass 1's row: its line into the seal being recomputed. */
 static int sum_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		   size_t path_len, struct fidx_error *err)
+		   size_t path_len, bool lent, struct fidx_error *err)
 {
+	(void)lent;
 	struct check *k = arg;
 	(void)id;
 	(void)path;
