@@ -944,10 +944,19 @@ int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t 
 	pg_param_text(&p, list);
 	/* Each scan kept that is the changes of one dropped is rebuilt whole first, while
 	 * every chain is there; a scan kept as changes of it then has a whole base. */
-	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id FROM fidx.scan_delta d"
+	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id, s.status = 'complete'::bytea,"
+			    " d.base_id FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
 			    " WHERE d.base_id = ANY($1::bigint[]) AND NOT d.scan_id = ANY($1::bigint[])"
-			    " ORDER BY d.scan_id FOR UPDATE", &p, "read", err)))
+			    " ORDER BY d.scan_id FOR UPDATE OF d", &p, "read", err)))
 		goto fail;
+	/* A push of changes of one of them under way: its rows are not all there to rebuild. */
+	for (int r = 0; r < PQntuples(res); r++)
+		if (PQgetvalue(res, r, 2)[0] != 1) {
+			fidx_fail(err, EBUSY, "cannot drop scan %" PRId64 " of '%s': scan %" PRId64
+				  " is being pushed as its changes (prune when the push is done)",
+				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0));
+			goto fail;
+		}
 	for (int r = 0; r < PQntuples(res); r++) {
 		if (rebuild_whole(st, pg_int(res, r, 0), pg_int(res, r, 1), err) < 0)
 			goto fail;
