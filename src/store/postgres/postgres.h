@@ -7,6 +7,8 @@
  *     write.c        scans begun, resumed and ended; rows streamed with COPY
  *     read.c         scan rows, row iterators (cursors), rows by id, paths
  *     seal.c         row hashes kept, seals written and verified
+ *     delta.c        scans kept as their changes (schema 8) read whole: the FROM
+ *                    item every read goes through
  *     pathstore.c    the path index of find: built after a scan, read by find
  *
  * A target is a libpq URI (postgresql://...) or a conninfo string
