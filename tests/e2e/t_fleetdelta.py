@@ -20,7 +20,11 @@ Checked:
   * fidx prune: --dry-run drops nothing; --keep 2 --host alpha drops that
     host's oldest scans, rebuilds whole the scan kept that was their
     changes, and every kept scan verifies and answers as before; a rescan
-    pushed after it goes as changes; a SQLite file is refused.
+    pushed after it goes as changes; a SQLite file is refused;
+  * a row lent along a chain altered with psql: the verify of the scan that
+    stores it names it, a later scan's seal differs; made damaged, it stops
+    a whole read of the scan but not a diff of two scans of the chain, which
+    composes the changes stored and never reads a row they share.
 """
 
 import csv
@@ -178,8 +182,20 @@ def check_tamper(chk, pg, delta, scans):
 	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
 	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
 	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
-	       res.rc == 1 and b"MISMATCH" in res.out.upper() and b"f0" not in res.out,
+	       res.rc == 1 and b"MISMATCH" in res.out and b"/beta/" not in res.out,
 	       lib.short(res.out + res.err))
+	# The row lent to every later scan made damaged (no type letter): reading the scan
+	# whole stops there, but a diff of two scans of the chain composes the changes stored
+	# and never reads a row they share.
+	pg.psql("UPDATE fidx.file SET type = 'Z'::bytea WHERE id = %s;" % n.split()[0], user=ROLE,
+		dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[0]))
+	chk.ok("composed diff: the damaged row stops a whole read (exit 2)",
+	       res.rc == 2 and b"damaged" in res.err, lib.short(res.err))
+	res = run_fidx("diff", "--db", delta, str(scans[0]), str(scans[-1]))
+	chk.ok("composed diff: a diff of the first and last scans reads only their changes",
+	       res.rc < 14 and b"damaged" not in res.err and b"added-" in res.out,
+	       "exit %d: %s" % (res.rc, lib.short(res.err + res.out[-300:])))
 
 
 def main():
