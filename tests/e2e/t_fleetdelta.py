@@ -1,7 +1,8 @@
 """t_fleetdelta.py - daily rescans pushed to a PostgreSQL store as their changes.
 
-Two hosts (fidx in UTS namespaces of their own, as t_fleet.py does), each
-with a tree that holds hostile names (a newline, bytes that are not UTF-8),
+Two hosts (fidx in UTS namespaces of their own, as t_fleet.py does; one
+named with a newline, a quote and a byte that is not UTF-8), each with a
+tree that holds hostile names (a newline, bytes that are not UTF-8),
 scan it four days running, about 1% of the files changed each day (one
 added, one removed, the rest rewritten).  Each host's scans are pushed into
 one database as changes (the default) and into another whole (--full).
@@ -41,7 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import pgserver  # noqa: E402
 
 ROLE = "delta_ingest"
-HOSTS = [b"alpha", b"beta"]
+HOSTS = [b"alpha", b"be\nta'$(id)\xff"]  # the second: a newline, a quote, not UTF-8
 FILES = 20 * 50      # files of a tree: 1% is 10 of them
 DAYS = 4
 
@@ -182,7 +183,7 @@ def check_tamper(chk, pg, delta, scans):
 	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
 	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
 	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
-	       res.rc == 1 and b"MISMATCH" in res.out and b"/beta/" not in res.out,
+	       res.rc == 1 and b"MISMATCH" in res.out and b"/h1/" not in res.out,
 	       lib.short(res.out + res.err))
 	# The row lent to every later scan made damaged (no type letter): reading the scan
 	# whole stops there, but a diff of two scans of the chain composes the changes stored
@@ -210,8 +211,8 @@ def main():
 		full = pg.conninfo(user=ROLE, dbname="whole")
 		roots, dbs = [], []
 		for n, host in enumerate(HOSTS):
-			root = top + b"/" + host
-			db = top + b"/" + host + b".db"
+			root = top + b"/h%d" % n
+			db = top + b"/h%d.db" % n
 			build(root, n)
 			roots.append(root)
 			dbs.append(db)
@@ -223,22 +224,22 @@ def main():
 					lib.settle(roots[n])
 					p = as_host(host, "scan", "-q", "--hash", "md5,sha256", "-o",
 						    dbs[n], roots[n])
-					chk.ok("%s day %d: scanned" % (host.decode(), day),
+					chk.ok("%s day %d: scanned" % (repr(host)[2:-1], day),
 					       p.returncode == 0, lib.short(p.stderr))
 		with chk.guard("pushes"):
 			for n, host in enumerate(HOSTS):
 				p = run_fidx("push", "-q", dbs[n], delta, timeout=300)
 				lines = p.out.splitlines()
-				chk.ok("%s: pushed as changes, exit 0" % host.decode(),
+				chk.ok("%s: pushed as changes, exit 0" % repr(host)[2:-1],
 				       p.rc == 0 and len(lines) == DAYS, lib.short(p.out + p.err))
-				chk.eq("%s: every rescan sent as the changes of the scan before" % host.decode(),
+				chk.eq("%s: every rescan sent as the changes of the scan before" % repr(host)[2:-1],
 				       [b"(changes from scan %d:" % day in line
 					for day, line in enumerate(lines, 0)],
 				       [False] + [True] * (DAYS - 1))
-				chk.ok("%s: every seal intact" % host.decode(),
+				chk.ok("%s: every seal intact" % repr(host)[2:-1],
 				       all(b"intact on the server" in line for line in lines), lib.short(p.out))
 				p = run_fidx("push", "-q", "--full", dbs[n], full, timeout=300)
-				chk.ok("%s: pushed whole, exit 0" % host.decode(),
+				chk.ok("%s: pushed whole, exit 0" % repr(host)[2:-1],
 				       p.rc == 0 and b"changes from" not in p.out, lib.short(p.out + p.err))
 		ids = [int(i) for i in pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE,
 						dbname="delta").split()]
