@@ -37,6 +37,8 @@
 #                        bench/sqlite/gen-fleet) pushed day by day: storage and push time a
 #                        day, the fleet questions on one server and on 3 shards (when
 #                        sharding is there); BENCH_FSCALE_QUICK=1 a 5 x 20k x 5 smoke run
+#   make bench-delta     daily rescans kept on PostgreSQL as their changes: rows and bytes of
+#                        each push, questions at chain depths 1, 8 and 30 against whole scans
 #   make fuzz [FUZZ_SECONDS=60]
 #                        every libFuzzer target of tests/fuzz/ (clang, ASan+UBSan) for
 #                        FUZZ_SECONDS each, one after the other, growing its corpus
@@ -142,7 +144,7 @@ SANITIZE_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 SANITIZE_TSAN := -fsanitize=thread
 
 .PHONY: all deps browser-deps torture test-binaries run check check-builds check-background unit e2e alloc-check library layers pg fuzz fuzz-build fuzz-check \
-	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-fleet-scale bench-image bench-report clean
+	fuzz-targets install bench bench-walk bench-hash bench-hdd bench-find bench-du bench-browse bench-dupes bench-match bench-export bench-rescan bench-store bench-aide bench-fleet bench-fleet-scale bench-delta bench-image bench-report clean
 .SUFFIXES:
 
 all: $(BUILD)/fidx $(BUILD)/libfidx.a $(BUILD)/examples/walk-count
@@ -611,6 +613,12 @@ bench-fleet-scale: deps
 	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/sqlite/gen-fleet
 	BUILD=$(BUILD) bench/fleet-scale
+
+# Its own build: chains of 30 scans kept as changes (the store keeps 8 by default).
+bench-delta: deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/bench-delta \
+		EXTRA_CFLAGS=-DPG_DELTA_DEPTH=64 $(BUILD)/bench-delta/fidx
+	BUILD=$(BUILD)/bench-delta bench/delta
 
 bench-store: deps
 	@scripts/install-deps --bench

@@ -415,13 +415,21 @@ static int side_next(struct reader *r, struct fidx_diff_row *row, struct fidx_er
 	return 1;
 }
 
-/* Starts reading side's rows into r.  Returns 0, or -1 with err set. */
-static int side_open(struct reader *r, const struct fidx_diff_side *side, struct fidx_error *err)
+/*
+ * Starts reading side's rows into r: when other is a scan of the same store,
+ * a store may leave out the rows the two hold as one (a scan kept as the
+ * changes from the other, or the other from it: the comparison is composed
+ * from the changes stored), which the comparison would find equal.  Returns
+ * 0, or -1 with err set.
+ */
+static int side_open(struct reader *r, const struct fidx_diff_side *side,
+		     const struct fidx_diff_side *other, struct fidx_error *err)
 {
 	const char *root = side->scan->root;
 	struct fidx_rows_query q = {
 		.scans = &side->scan->id, .roots = &root, .nscans = 1,
 		.columns = FIDX_DIFF_COLUMNS, .order = FIDX_ROWS_PATH, .under = side->under,
+		.changed_from = other->st == side->st ? other->scan->id : 0,
 	};
 	r->side = side;
 	r->rootlen = strlen(side->under ? side->under : root);
@@ -486,7 +494,7 @@ struct fidx_diff *fidx_diff_compare(const struct fidx_diff_side *old,
 
 	if (!d)
 		goto nomem;
-	if (side_open(&ro, old, err) < 0 || side_open(&rn, new, err) < 0)
+	if (side_open(&ro, old, new, err) < 0 || side_open(&rn, new, old, err) < 0)
 		goto fail;
 	if ((ha = side_next(&ro, &a, err)) < 0 || (hb = side_next(&rn, &b, err)) < 0)
 		goto fail;

@@ -27,6 +27,9 @@ struct fidx_push_result {
 	bool already;                 /* it was there whole: no row sent */
 	int64_t after;                /* a push cut off was taken up after this row (0: none) */
 	uint64_t rows;                /* rows sent */
+	int64_t base;                 /* kept as its changes from this scan (its id where it
+					 was made; 0: kept whole) ... */
+	uint64_t lent;                /* ... which lends it these rows (not sent) */
 	struct fidx_seal_result seal; /* its seal recomputed from the server's rows */
 };
 
@@ -35,12 +38,16 @@ struct fidx_push_result {
  * row and its rows, then its seal recomputed from what `to` holds into
  * r->seal (intact when r->seal.computed equals the seal the scan was made
  * with).  A scan made before schema 5 has no UUID: it is given one made from
- * its seal (RFC 9562 version 8), so that pushing it again finds it.  sent
+ * its seal (RFC 9562 version 8), so that pushing it again finds it.  Unless
+ * whole, a scan whose earlier scan (the same host's, of the same root) is in
+ * `to` goes as its changes from it when that sends fewer rows: the rows
+ * equal but for their ids are lent by runs of ids (core/delta.h), the
+ * others sent; `to` may still keep it whole (fidx_store_push_delta()).  sent
  * (when not NULL) counts the rows sent, for a progress line.  Returns 0, or
  * -1 with err set.
  */
 int fidx_push_scan(struct fidx_store *from, const struct fidx_scan_row *scan,
-		   struct fidx_store *to, struct fidx_push_result *r, atomic_uint_least64_t *sent,
-		   struct fidx_error *err);
+		   struct fidx_store *to, bool whole, struct fidx_push_result *r,
+		   atomic_uint_least64_t *sent, struct fidx_error *err);
 
 #endif /* FIDX_PUSH_H */

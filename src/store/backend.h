@@ -81,10 +81,17 @@ struct fidx_store_ops {
 	/* Pushing (NULL: this backend takes no pushes). */
 	int (*push_begin)(struct fidx_store *st, const struct fidx_scan_row *scan,
 			  struct fidx_push_state *ps, struct fidx_error *err);
+	/* NULL: this backend keeps every scan whole. */
+	int (*push_delta)(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+			  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
 	int (*push_row)(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
 			struct fidx_error *err);
 	int (*push_end)(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 			struct fidx_error *err);
+
+	/* Dropping scans (NULL: this backend drops none). */
+	int (*drop_scans)(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+			  struct fidx_error *err);
 
 	/* Reading. */
 	int (*scans)(struct fidx_store *st, const struct fidx_scan_filter *f,

@@ -155,6 +155,25 @@ int fidx_store_push_begin(struct fidx_store *st, const struct fidx_scan_row *sca
 	return st->ops->push_begin(st, scan, ps, err);
 }
 
+int fidx_store_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+			  const void *runs, size_t len, int64_t *after, struct fidx_error *err)
+{
+	if (!st->ops->push_delta)
+		return 0;
+	return st->ops->push_delta(st, scan_id, base_uuid, runs, len, after, err);
+}
+
+int fidx_store_drop_scans(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+			  struct fidx_error *err)
+{
+	*rebuilt = 0;
+	if (!st->ops->drop_scans)
+		return fidx_fail(err, EOPNOTSUPP, "cannot drop scans of '%s': a %s store keeps"
+				 " every scan (fidx prune is for a server's store)",
+				 fidx_quote(fidx_store_name(st)), st->ops->name);
+	return st->ops->drop_scans(st, ids, n, rebuilt, err);
+}
+
 int fidx_store_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
 			struct fidx_error *err)
 {

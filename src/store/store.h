@@ -307,6 +307,21 @@ int fidx_store_push_begin(struct fidx_store *st, const struct fidx_scan_row *sca
 			  struct fidx_push_state *ps, struct fidx_error *err);
 
 /*
+ * Says how scan scan_id, begun by fidx_store_push_begin(), is kept: as its
+ * changes from the earlier scan of UUID base_uuid (the same host's, of the
+ * same root, complete in this store), the rows that one lends it given by
+ * runs (len bytes, core/delta.h), or whole (base_uuid NULL).  A push cut
+ * off that was kept the other way, or from another scan, is begun anew.
+ * Returns 1 when it is kept as changes: only the rows no run covers are to
+ * be pushed; 0 when it is kept whole (base_uuid NULL, the earlier scan not
+ * here, its chain of changes at its longest, or a store that keeps no
+ * changes): every row is; -1 with err set.  *after is updated as
+ * fidx_push_state's (0: nothing of the scan is here).
+ */
+int fidx_store_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+			  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
+
+/*
  * Adds row (every file column, as the other store holds it: its id there)
  * to scan scan_id being pushed, in batches as fidx_store_add().  Returns 0,
  * or -1 with err set.
@@ -321,6 +336,19 @@ int fidx_store_push_row(struct fidx_store *st, int64_t scan_id, const struct fid
  */
 int fidx_store_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 			struct fidx_error *err);
+
+/* ------------------------------------------------------------ dropping --- */
+
+/*
+ * Drops the n complete scans ids (`fidx prune`) in one transaction: their
+ * rows, seals, indexes.  A scan kept whose rows are lent by one of them (a
+ * scan kept as changes on a server) is first rebuilt whole in the same
+ * transaction, its seal unchanged; *rebuilt counts them.  A store that drops
+ * no scans fails with EOPNOTSUPP.  Returns 0, or -1 with err set (nothing
+ * dropped).
+ */
+int fidx_store_drop_scans(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+			  struct fidx_error *err);
 
 /* ------------------------------------------------------------- reading --- */
 
@@ -377,6 +405,11 @@ struct fidx_rows_query {
 	const struct fidx_hidden *hidden; /* trees of these scans left out (select.h) */
 	size_t nhidden;
 	enum fidx_rows_damage damage;
+	int64_t changed_from;       /* not 0 (with one scan): a store may leave out the rows
+				       that scan changed_from holds as they are, the same
+				       stored row lent from one scan to the other (a store of
+				       scans kept as changes: what a diff of the two needs);
+				       0: every row */
 };
 
 struct fidx_rows;

@@ -69,6 +69,8 @@ struct fidx_command {
 	X(verify, "recompute the seal of scans; name rows altered, added, removed", 2, 2, \
 	  FIDX_CMD_CRYPTO) \
 	X(push, "copy complete scans into a PostgreSQL server, seals checked there", 2, 2, \
+	  FIDX_CMD_CRYPTO) \
+	X(prune, "drop a server's old scans of each host, the kept ones whole and sealed", 2, 2, \
 	  FIDX_CMD_CRYPTO)
 
 /* int cmd_NAME(argc, argv, cmd): runs the command (argv[0] is its name); returns its exit status. */

@@ -13,6 +13,8 @@ one for host beta, one for a hostile host name, an analyst.  Checked:
   * ingest role A cannot read, alter or delete host B's rows, even with SQL
     written by hand through psql as A: B's seals stay intact;
   * the analyst reads every host and writes nothing;
+  * an ingest role pushes a rescan as its changes (fidx.scan_delta under the
+    policies as every table of a host's rows), its seal intact;
   * the TLS material the script makes verifies (openssl verify), names the
     server, and its key is private.
 """
@@ -95,6 +97,22 @@ def main():
 		       sorted(["fidx_owner", "ingest_a", "ingest_b", "ingest 'e\\", "reader"]))
 		with chk.guard("schema"):
 			check_columns(chk, pg, top, pw["fidx_owner"])
+			# Every table of a host's rows: host_id NOT NULL (the shards split by it),
+			# row-level security on, both roles' policies.
+			out = pg.psql("SELECT c.table_name, c.is_nullable, cl.relrowsecurity,"
+				      " (SELECT string_agg(policyname, ',' ORDER BY policyname)"
+				      "  FROM pg_policies p WHERE p.schemaname = 'fidx'"
+				      "  AND p.tablename = c.table_name)"
+				      " FROM information_schema.columns c JOIN pg_class cl"
+				      " ON cl.relname = c.table_name AND cl.relnamespace = 'fidx'::regnamespace"
+				      " WHERE c.table_schema = 'fidx' AND c.column_name = 'host_id'"
+				      " ORDER BY 1;", dbname=DB).splitlines()
+			tables = [line.split("|")[0] for line in out]
+			chk.ok("schema: the changes of scans are a table of a host's rows",
+			       "scan_delta" in tables, repr(tables))
+			chk.eq("schema: each table of a host's rows: host_id NOT NULL, row-level security,"
+			       " both policies", [line.split("|", 1)[1] for line in out],
+			       ["NO|t|analyst_reads,ingest_own"] * len(out))
 
 		def target(role):
 			return pg.conninfo(user=role, password=pw[role], dbname=DB)
@@ -167,6 +185,22 @@ def main():
 			rc, out = as_role(pg, "reader", pw["reader"], "DELETE FROM fidx.file;")
 			chk.ok("analyst: psql DELETE is refused", rc != 0 and "permission denied" in out,
 			       out)
+		with chk.guard("a rescan pushed as changes by an ingest role"):
+			local = top + b"/alpha.db"
+			for i in range(2):
+				write(top + b"/a/etc/day", b"day %d\n" % i)
+				r = as_host(b"alpha", "scan", "-q", "-o", local, top + b"/a")
+				chk.ok("push as changes: scan %d" % i, r.returncode == 0, lib.short(r.stderr))
+			r = run_fidx("push", "-q", "--scan", "1", local, target("ingest_a"))
+			chk.ok("push as changes: role A pushes a scan, its seal intact",
+			       r.rc == 0 and b"intact on the server" in r.out, lib.short(r.out + r.err))
+			r = run_fidx("push", "-q", local, target("ingest_a"))
+			chk.ok("push as changes: then the rescan goes as changes, intact",
+			       r.rc == 0 and b"changes from scan 1" in r.out and
+			       r.out.count(b"intact on the server") == 2, lib.short(r.out + r.err))
+			n = pg.psql("SELECT count(*) FROM fidx.scan_delta;", user="ingest_b",
+				    password=pw["ingest_b"], dbname=DB)
+			chk.eq("push as changes: role B sees none of A's changes", n, "0")
 		with chk.guard("tls"):
 			d = top + b"/tls"
 			r = subprocess.run([SETUP, "tls", d, "fleet.example"], capture_output=True)

@@ -21,7 +21,7 @@ hold a quote, a backslash and a space.  Checked:
   * the password never appears in what fidx prints;
   * one clear line, exit 2, for a server that is not there, a wrong
     password, a database that holds no inventory, plain TCP refused;
-  * stores of schema 5 and 6 (the columns later versions added dropped
+  * stores of schema 5, 6 and 7 (the columns and the table later versions added dropped
     with psql): a sealed scan verifies as it is, and after the first scan
     brought the store to the current version.
 """
@@ -241,6 +241,7 @@ def check_failures(chk, pg, top):
 
 # What each older schema version of the server's lacks: the columns later versions added.
 OLDER = {
+	7: [],
 	6: ["attributes"],
 	5: ["attributes", "state", "stream"] +
 	   ["fn_%s_%s" % (t, u) for t in lib.TIMES for u in ("ns", "sec", "nsec")],
@@ -248,7 +249,7 @@ OLDER = {
 
 
 def check_older(chk, pg, root):
-	"""A store of schema 5 or 6: its sealed scan verifies as it is and after the first write
+	"""A store of schema 5, 6 or 7: its sealed scan verifies as it is and after the first write
 	migrated it to the current version (the columns added, NULL in its rows)."""
 	for version, cols in sorted(OLDER.items()):
 		db = "old%d" % version
@@ -257,9 +258,11 @@ def check_older(chk, pg, root):
 		target = pg.conninfo(user=ROLE, dbname=db)
 		res = run_fidx("scan", "-q", "--db", target, root, timeout=300)
 		chk.ok("%s: setup, a sealed scan" % label, res.rc == 0, lib.short(res.err))
-		pg.psql("ALTER TABLE fidx.file %s; UPDATE fidx.meta SET value = '%d'"
-			" WHERE key = 'version';" % (", ".join("DROP COLUMN " + c for c in cols), version),
-			user=ROLE, dbname=db)
+		# Schema 8 added the table of scans kept as changes.
+		drop = "ALTER TABLE fidx.file %s;" % ", ".join("DROP COLUMN " + c for c in cols) \
+			if cols else ""
+		pg.psql("%s DROP TABLE fidx.scan_delta; UPDATE fidx.meta SET value = '%d'"
+			" WHERE key = 'version';" % (drop, version), user=ROLE, dbname=db)
 		res = run_fidx("verify", "--db", target)
 		chk.ok("%s: its scan verifies as it is" % label,
 		       res.rc == 0 and b"intact" in res.out and not res.err, lib.short(res.out + res.err))
@@ -269,7 +272,7 @@ def check_older(chk, pg, root):
 		chk.ok("%s: a scan into it" % label, res.rc == 0 and not res.err, lib.short(res.err))
 		chk.eq("%s: migrated to the current version" % label,
 		       pg.psql("SELECT value FROM fidx.meta WHERE key = 'version';", user=ROLE,
-			       dbname=db).strip(), "7")
+			       dbname=db).strip(), "8")
 		res = run_fidx("verify", "--db", target, "--scan", "1,2")
 		chk.ok("%s: both scans verify once migrated" % label,
 		       res.rc == 0 and res.out.count(b"intact") == 2, lib.short(res.out + res.err))

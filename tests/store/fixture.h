@@ -237,6 +237,16 @@ static inline int target_drop(struct target *t)
 	return tmpdir_remove(t->dir);
 }
 
+/*
+ * The schema version a store of the backend under test has: the SQLite
+ * store's, or on PostgreSQL 8 (the scans kept as changes, postgres.h's
+ * PG_SCHEMA_VERSION, which this suite cannot include).
+ */
+static inline int target_version(void)
+{
+	return strcmp(target_backend(), "postgresql") == 0 ? 8 : FIDX_SCHEMA_VERSION;
+}
+
 /* cmocka setup: a fresh struct target in *state; 0, or -1 said. */
 static inline int target_setup(void **state)
 {

@@ -646,16 +646,16 @@ static struct fidx_store *pg_open(const char *target, enum fidx_store_mode mode,
 	}
 	if (!connect_to(st, err) || read_version(st, &version, err) < 0)
 		goto fail;
-	if (version > FIDX_SCHEMA_VERSION) {
+	if (version > PG_SCHEMA_VERSION) {
 		fidx_fail(err, EPROTONOSUPPORT, "database '%s'%s has schema version %d, newer than"
 			  " this fidx knows (%d): use a newer fidx", fidx_quote(st->name), st->origin,
-			  version, FIDX_SCHEMA_VERSION);
+			  version, PG_SCHEMA_VERSION);
 		goto fail;
 	}
 	/* A schema of an earlier version is brought up to this one by the first write. */
-	st->has_schema = version == FIDX_SCHEMA_VERSION;
+	st->has_schema = version == PG_SCHEMA_VERSION;
 	st->has_tables = version != 0;
-	st->base.version = version ? version : FIDX_SCHEMA_VERSION;
+	st->base.version = version ? version : PG_SCHEMA_VERSION;
 	if (mode == FIDX_STORE_READ) {
 		if (!version) {
 			fidx_fail(err, ENOENT, "database '%s'%s holds no fidx inventory (no scan was"
@@ -710,10 +710,33 @@ static const char *const *pg_files(const struct fidx_store *base)
 	"ALTER TABLE fidx.file ADD COLUMN attributes bigint;" \
 	"UPDATE fidx.meta SET value = '7' WHERE key = 'version'"
 
+/* Version 7 to 8: scans kept as their changes (fidx.scan_delta, as schema.sql makes it,
+ * its policies when the roles exist). */
+#define SCHEMA_V8_SQL \
+	"CREATE TABLE fidx.scan_delta (scan_id bigint PRIMARY KEY, base_id bigint NOT NULL," \
+	" depth integer NOT NULL, runs bytea NOT NULL, host_id bigint NOT NULL);" \
+	"CREATE INDEX scan_delta_base ON fidx.scan_delta (base_id);" \
+	"ALTER TABLE fidx.scan_delta ENABLE ROW LEVEL SECURITY;" \
+	"DO $$ BEGIN" \
+	" IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_analyst') THEN" \
+	"  GRANT SELECT ON fidx.scan_delta TO fidx_analyst;" \
+	"  CREATE POLICY analyst_reads ON fidx.scan_delta FOR SELECT TO fidx_analyst" \
+	"   USING (true);" \
+	" END IF;" \
+	" IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_ingest') THEN" \
+	"  GRANT SELECT, INSERT, UPDATE, DELETE ON fidx.scan_delta TO fidx_ingest;" \
+	"  CREATE POLICY ingest_own ON fidx.scan_delta TO fidx_ingest" \
+	"   USING (host_id IN (SELECT fidx.my_hosts()))" \
+	"   WITH CHECK (host_id IN (SELECT fidx.my_hosts()));" \
+	" END IF;" \
+	" END $$;" \
+	"UPDATE fidx.meta SET value = '8' WHERE key = 'version'"
+
 /* The steps from a version of the schema on PostgreSQL (5, the first) to the next. */
-static const char *const schema_steps[FIDX_SCHEMA_VERSION] = {
+static const char *const schema_steps[PG_SCHEMA_VERSION] = {
 	[5] = SCHEMA_V6_SQL,
 	[6] = SCHEMA_V7_SQL,
+	[7] = SCHEMA_V8_SQL,
 };
 
 int pg_make_schema(struct pg_store *st, struct fidx_error *err)
@@ -724,20 +747,20 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	if (pg_run(st, "SELECT pg_catalog.pg_advisory_xact_lock($1)", &p, "write", err) < 0 ||
 	    read_version(st, &version, err) < 0)
 		return -1;
-	if (version == FIDX_SCHEMA_VERSION) {
+	if (version == PG_SCHEMA_VERSION) {
 		st->has_schema = st->has_tables = true;
-		st->base.version = FIDX_SCHEMA_VERSION;
+		st->base.version = PG_SCHEMA_VERSION;
 		return 0;
 	}
 	/* Simple-query protocol: several statements in one string, none with values.  A
 	 * schema of an earlier version (5, the first on PostgreSQL, or later) gets the
 	 * columns of each next one, which its owner alone may add (fidx-pg-setup, or a
 	 * first scan by the owner). */
-	for (int v = version; v < FIDX_SCHEMA_VERSION; v++) {
+	for (int v = version; v < PG_SCHEMA_VERSION; v++) {
 		if (v && !schema_steps[v])
 			return fidx_fail(err, EPROTO, "database '%s'%s has schema version %d, which"
 					 " this fidx cannot bring up to %d", fidx_quote(st->name),
-					 st->origin, v, FIDX_SCHEMA_VERSION);
+					 st->origin, v, PG_SCHEMA_VERSION);
 		PGresult *res = PQexec(st->conn, v ? schema_steps[v] : fidx_pg_schema_sql);
 		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
 			char line[1024];
@@ -752,11 +775,11 @@ int pg_make_schema(struct pg_store *st, struct fidx_error *err)
 	}
 	if (read_version(st, &version, err) < 0)
 		return -1;
-	if (version != FIDX_SCHEMA_VERSION)
+	if (version != PG_SCHEMA_VERSION)
 		return fidx_fail(err, EPROTO, "schema.sql made version %d, not %d: fidx is built"
-				 " wrong", version, FIDX_SCHEMA_VERSION);
+				 " wrong", version, PG_SCHEMA_VERSION);
 	st->has_schema = st->has_tables = true;
-	st->base.version = FIDX_SCHEMA_VERSION;
+	st->base.version = PG_SCHEMA_VERSION;
 	return 0;
 }
 
@@ -781,6 +804,8 @@ const struct fidx_store_ops fidx_store_postgres = {
 	.build_indexes = pg_build_indexes,
 	.add_digests = pg_add_digests,
 	.push_begin = pg_push_begin,
+	.push_delta = pg_push_delta,
+	.drop_scans = pg_drop_scans,
 	.push_row = pg_push_row,
 	.push_end = pg_push_end,
 	.scans = pg_scans,

@@ -7,6 +7,8 @@
  *     write.c        scans begun, resumed and ended; rows streamed with COPY
  *     read.c         scan rows, row iterators (cursors), rows by id, paths
  *     seal.c         row hashes kept, seals written and verified
+ *     delta.c        scans kept as their changes (schema 8) read whole: the FROM
+ *                    item every read goes through
  *     pathstore.c    the path index of find: built after a scan, read by find
  *
  * A target is a libpq URI (postgresql://...) or a conninfo string
@@ -39,6 +41,19 @@
 #include <stdint.h>
 
 #include "backend.h"
+
+/*
+ * The schema version of fidx on PostgreSQL: the SQLite store's
+ * (FIDX_SCHEMA_VERSION, whose file columns it shares) and 8, the scans kept
+ * as their changes (fidx.scan_delta), which only the server has.
+ */
+#define PG_SCHEMA_VERSION 8
+
+/* The longest chain of scans kept as changes: the next push of a host is kept whole
+ * (docs/BENCHMARKS.md, "Rescans kept as changes", measures it; a build may set it). */
+#ifndef PG_DELTA_DEPTH
+#define PG_DELTA_DEPTH 8
+#endif
 
 /* File ids per nextval('fidx.file_id'): its INCREMENT BY (write.c). */
 #define PG_ID_BLOCK 1048576
@@ -260,10 +275,35 @@ int pg_add_digests(struct fidx_store *st, const struct fidx_file_digest *d, size
 		   struct fidx_error *err);
 int pg_push_begin(struct fidx_store *st, const struct fidx_scan_row *scan,
 		  struct fidx_push_state *ps, struct fidx_error *err);
+int pg_push_delta(struct fidx_store *st, int64_t scan_id, const char *base_uuid,
+		  const void *runs, size_t len, int64_t *after, struct fidx_error *err);
 int pg_push_row(struct fidx_store *st, int64_t scan_id, const struct fidx_row *row,
 		struct fidx_error *err);
+int pg_drop_scans(struct fidx_store *st, const int64_t *ids, size_t n, size_t *rebuilt,
+		  struct fidx_error *err);
 int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_row *scan,
 		struct fidx_error *err);
+
+/* ---- delta.c ---- */
+
+/*
+ * Makes *rel (malloc'ed) the FROM item, named f, of the file rows of the n
+ * scans: " fidx.file f" when each is kept whole; else a derived table of
+ * the columns of fidx.file (scan_id the scan asked for, origin_id the id
+ * the row has in it, digests_from as it has it) and owner (the scan whose
+ * row it is in fidx.file), the rows of each scan kept as changes read from
+ * the scans down its chain through the composed runs.  With changed_from
+ * (not 0, one scan asked for), the rows that scan holds as one with it are
+ * left out: the pairs stop above it when it is down the scan's chain, and
+ * the ids its runs lend on are left out when the scan is down its chain
+ * (fidx_rows_query's changed_from).  Returns 1 for the derived table, 0 for
+ * fidx.file, or -1 with err set.
+ */
+int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
+		char **rel, struct fidx_error *err);
+
+/* Whether scan_id is kept as changes.  Returns 1, 0, or -1 with err set. */
+int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err);
 
 /* ---- pathstore.c ---- */
 
@@ -340,6 +380,13 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err);
  */
 int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
 		 struct fidx_error *err);
+
+/*
+ * Writes the row hashes of complete scan scan_id (of host host_id) anew from
+ * its rows, in the open transaction (a scan rebuilt whole).  Returns 0, or
+ * -1 with err set.
+ */
+int pg_seal_rehash(struct pg_store *st, int64_t scan_id, int64_t host_id, struct fidx_error *err);
 
 int pg_verify(struct fidx_store *st, int64_t scan_id, fidx_seal_found_fn *found, void *arg,
 	      struct fidx_seal_result *r, struct fidx_error *err);

@@ -64,11 +64,24 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 	return buf;
 }
 
-/* The FROM clause of a reader's SELECT. */
-static const char *from_clause(const struct pg_reader *rd)
+/*
+ * The FROM clause of a reader's SELECT of the rows of its scans, malloc'ed:
+ * their relation (pg_relation(), changed_from as it takes it), joined to file_digest when its columns are
+ * read.  Returns it, or NULL with err set.
+ */
+static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_t changed_from,
+			 struct fidx_error *err)
 {
-	return rd->later ? " FROM fidx.file f LEFT JOIN fidx.file_digest d ON d.file_id = f.id"
-			 : " FROM fidx.file f";
+	char *rel, *from;
+	if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0)
+		return NULL;
+	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
+		     " ON d.file_id = f.id" : "") < 0) {
+		from = NULL;
+		fidx_fail_nomem(err);
+	}
+	free(rel);
+	return from;
 }
 
 /* The bytes a digest column of c must hold. */
@@ -219,7 +232,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 				   const char *digest, const char *digests, struct fidx_error *err)
 {
 	struct pg_rows *it = calloc(1, sizeof(*it));
-	char sql[4096], cols[1400];
+	char cols[1400], *sql = NULL, *from = NULL;
 	struct pg_params p = {0};
 	if (!it || !(it->ids = id_array(q->scans, q->nscans))) {
 		if (it)
@@ -231,13 +244,24 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 				 FIDX_COLUMN(FIDX_COL_SCAN_ID), .scans = q->scans,
 				 .roots = q->roots, .nscans = q->nscans};
 	select_list(&it->rd, st->base.version, cols, sizeof(cols));
-	size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.scan_id = ANY($1::bigint[])",
-				      cols, from_clause(&it->rd));
+	size_t cap = 0;
+	if (!(from = from_clause(st, &it->rd, q->changed_from, err)) ||
+	    !(sql = malloc(cap = strlen(from) + strlen(cols) + 4096))) {
+		if (from)
+			fidx_fail_nomem(err);
+		free(from);
+		rows_free(it);
+		return NULL;
+	}
+	size_t len = (size_t)snprintf(sql, cap, "SELECT %s%s WHERE f.scan_id = ANY($1::bigint[])",
+				      cols, from);
+	free(from);
 	pg_param_text(&p, it->ids);
 	if (q->under) {
 		/* The tree of under: itself, and what sorts from "under/" to "under0". */
 		size_t n = strlen(q->under);
 		if (!(it->under_lo = malloc(n + 2)) || !(it->under_hi = malloc(n + 2))) {
+			free(sql);
 			rows_free(it);
 			fidx_fail_nomem(err);
 			return NULL;
@@ -250,7 +274,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 		pg_param_str(&p, q->under);
 		pg_param_bytes(&p, it->under_lo, n);
 		pg_param_bytes(&p, it->under_hi, n);
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+		len += (size_t)snprintf(sql + len, cap - len,
 					" AND (f.path = $2 OR (f.path >= $3 AND f.path < $4))");
 	}
 	if (q->types) {
@@ -261,24 +285,26 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 			if (q->types & fidx_type_bit(all[i]))
 				it->types[n++] = all[i];
 		pg_param_bytes(&p, it->types, n);
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+		len += (size_t)snprintf(sql + len, cap - len,
 					" AND f.type IS NOT NULL AND (length(f.type) <> 1"
 					" OR position(f.type IN $%d) > 0"
 					" OR position(f.type IN '" FIDX_TYPE_LETTERS "'::bytea) = 0)", p.n);
 	}
 	if (q->with_error)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " AND f.error IS NOT NULL");
+		len += (size_t)snprintf(sql + len, cap - len, " AND f.error IS NOT NULL");
 	if (digest) {
 		pg_param_text(&p, digests);
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, " AND f.%s = ANY($%d::bytea[])",
+		len += (size_t)snprintf(sql + len, cap - len, " AND f.%s = ANY($%d::bytea[])",
 					digest, p.n);
 	}
 	if (q->order == FIDX_ROWS_ID)
-		snprintf(sql + len, sizeof(sql) - len, " ORDER BY f.id");
+		snprintf(sql + len, cap - len, " ORDER BY f.id");
 	else if (q->order == FIDX_ROWS_PATH)
-		snprintf(sql + len, sizeof(sql) - len,
+		snprintf(sql + len, cap - len,
 			 " ORDER BY array_position($1::bigint[], f.scan_id), f.path");
-	if (pg_cursor_open(st, &it->cur, sql, &p, err) < 0) {
+	int rc = pg_cursor_open(st, &it->cur, sql, &p, err);
+	free(sql);
+	if (rc < 0) {
 		rows_free(it);
 		return NULL;
 	}
@@ -375,22 +401,35 @@ void pg_rows_close(struct fidx_rows *base)
 static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 		     const struct fidx_row **row, struct fidx_error *err)
 {
-	char sql[2048], cols[1400];
+	char cols[1400], *sql, *from;
 	struct pg_params p = {0};
 	char *ids = id_array(rd->scans, rd->nscans);
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
-	snprintf(sql, sizeof(sql), "SELECT %s%s WHERE f.id = $1 AND f.scan_id = ANY($2::bigint[])",
-		 cols, from_clause(rd));
+	if (!(from = from_clause(st, rd, 0, err))) {
+		free(ids);
+		return -1;
+	}
+	/* A row lent to several of the scans is the first one's. */
+	if (asprintf(&sql, "SELECT %s%s WHERE f.id = $1 AND f.scan_id = ANY($2::bigint[])"
+		     " ORDER BY pg_catalog.array_position($2::bigint[], f.scan_id) LIMIT 1",
+		     cols, from) < 0) {
+		free(from);
+		free(ids);
+		return fidx_fail_nomem(err);
+	}
+	free(from);
 	pg_param_int(&p, id);
 	pg_param_text(&p, ids);
 	if (pg_ready(st, err) < 0) {
+		free(sql);
 		free(ids);
 		return -1;
 	}
 	PQclear(st->by_id);
 	st->by_id = pg_exec(st, sql, &p, "read", err);
+	free(sql);
 	free(ids);
 	if (!st->by_id)
 		return -1;

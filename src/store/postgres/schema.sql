@@ -149,6 +149,19 @@ CREATE TABLE fidx.seal_batch (
 );
 CREATE INDEX seal_batch_scan ON fidx.seal_batch (scan_id);
 
+-- A scan kept as its changes from an earlier scan of its host and root (schema 8,
+-- write.c, delta.c): its own rows are in fidx.file, the rest are base_id's rows that
+-- runs (core/delta.h) lend it under new ids; depth counts the scans kept so down to
+-- one kept whole.
+CREATE TABLE fidx.scan_delta (
+	scan_id bigint PRIMARY KEY,
+	base_id bigint NOT NULL,
+	depth integer NOT NULL,
+	runs bytea NOT NULL,
+	host_id bigint NOT NULL
+);
+CREATE INDEX scan_delta_base ON fidx.scan_delta (base_id);
+
 -- The substring index of find (core/pathindex.h: blocks of sorted paths, and
 -- for each trigram the blocks that hold it), built when a scan ends or is
 -- pushed; its path_index row, written last, says it is whole.
@@ -193,6 +206,7 @@ ALTER TABLE fidx.seal_batch ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.path_index ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.path_block ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.path_trigram ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fidx.scan_delta ENABLE ROW LEVEL SECURITY;
 
 DO $$
 BEGIN
@@ -213,6 +227,8 @@ BEGIN
 			USING (true);
 		CREATE POLICY analyst_reads ON fidx.path_trigram FOR SELECT TO fidx_analyst
 			USING (true);
+		CREATE POLICY analyst_reads ON fidx.scan_delta FOR SELECT TO fidx_analyst
+			USING (true);
 	END IF;
 	IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_ingest') THEN
 		GRANT USAGE ON SCHEMA fidx TO fidx_ingest;
@@ -220,8 +236,8 @@ BEGIN
 		GRANT SELECT ON fidx.host_role TO fidx_ingest;
 		GRANT SELECT, INSERT, UPDATE ON fidx.host, fidx.scan TO fidx_ingest;
 		GRANT SELECT, INSERT, UPDATE, DELETE ON fidx.file, fidx.file_digest,
-			fidx.seal_batch, fidx.path_index, fidx.path_block, fidx.path_trigram
-			TO fidx_ingest;
+			fidx.seal_batch, fidx.path_index, fidx.path_block, fidx.path_trigram,
+			fidx.scan_delta TO fidx_ingest;
 		GRANT USAGE ON SEQUENCE fidx.file_id TO fidx_ingest;
 		GRANT EXECUTE ON FUNCTION fidx.my_hosts() TO fidx_ingest;
 		CREATE POLICY ingest_own ON fidx.host_role TO fidx_ingest
@@ -251,8 +267,11 @@ BEGIN
 		CREATE POLICY ingest_own ON fidx.path_trigram TO fidx_ingest
 			USING (host_id IN (SELECT fidx.my_hosts()))
 			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+		CREATE POLICY ingest_own ON fidx.scan_delta TO fidx_ingest
+			USING (host_id IN (SELECT fidx.my_hosts()))
+			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
 	END IF;
 END
 $$;
 
-INSERT INTO fidx.meta VALUES ('version', '7');
+INSERT INTO fidx.meta VALUES ('version', '8');

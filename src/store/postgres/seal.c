@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,15 +102,17 @@ int pg_seal_put(struct pg_store *st, struct fidx_error *err)
 
 /*
  * Called for each row of a scan read back: f its seal fields, id its id
- * here, path its path (path_len bytes, not NUL-terminated).  Returns 0, or
- * -1 with err set (the read stops).
+ * here, path its path (path_len bytes, not NUL-terminated), lent whether it
+ * is another scan's row that a scan kept as changes holds (delta.c).
+ * Returns 0, or -1 with err set (the read stops).
  */
 typedef int row_fn(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		   size_t path_len, struct fidx_error *err);
+		   size_t path_len, bool lent, struct fidx_error *err);
 
 /* A read of a scan's rows (each_row()). */
 struct each {
 	struct pg_store *st;
+	int64_t scan_id;
 	row_fn *fn;
 	void *arg;
 };
@@ -135,8 +138,12 @@ static int each_tuple(void *arg, int n, const char *const *val, const int32_t *l
 		else if (c < FIDX_SEAL_FILE_FIELDS)
 			f[c] = (struct fidx_seal_field){.kind = FIDX_SEAL_INT, .i = pg_get64(val[c])};
 	}
+	if (len[FIDX_SEAL_FILE_FIELDS + 1] != 8)
+		return fidx_fail(err, EPROTO, "cannot read database '%s'%s: a row of the COPY stream"
+				 " is not what was asked for", fidx_quote(e->st->name), e->st->origin);
 	return e->fn(e->arg, f, pg_get64(val[FIDX_SEAL_FILE_FIELDS]), len[2] < 0 ? "" : val[2],
-		     len[2] < 0 ? 0 : (size_t)len[2], err);
+		     len[2] < 0 ? 0 : (size_t)len[2],
+		     pg_get64(val[FIDX_SEAL_FILE_FIELDS + 1]) != e->scan_id, err);
 }
 
 /*
@@ -149,14 +156,25 @@ static int each_tuple(void *arg, int n, const char *const *val, const int32_t *l
 static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 		    struct fidx_error *err)
 {
-	char sql[1500], cols[1024];
-	/* COPY takes no parameters: the scan id is a number fidx formats. */
-	snprintf(sql, sizeof(sql), "COPY (SELECT %s, f.id FROM fidx.file f JOIN fidx.scan s"
-		 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, f.id)"
-		 " TO STDOUT (FORMAT binary)",
-		 pg_seal_columns(st->base.version, cols, sizeof(cols)), scan_id);
-	struct each e = {st, fn, arg};
-	return pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 1, each_tuple, &e, err);
+	char cols[1024], *rel, *sql;
+	/* COPY takes no parameters: the scan id is a number fidx formats, and so are the maps
+	 * of a scan kept as changes (its rows in the order of their ids in it). */
+	int derived = pg_relation(st, &scan_id, 1, 0, &rel, err);
+	if (derived < 0)
+		return -1;
+	int n = asprintf(&sql, "COPY (SELECT %s, f.id, %s FROM%s JOIN fidx.scan s"
+			 " ON s.id = f.scan_id WHERE f.scan_id = %" PRId64 " ORDER BY f.scan_id, %s)"
+			 " TO STDOUT (FORMAT binary)",
+			 pg_seal_columns(st->base.version, cols, sizeof(cols)),
+			 derived ? "f.owner" : "f.scan_id", rel, scan_id,
+			 derived ? "f.origin_id" : "f.id");
+	free(rel);
+	if (n < 0)
+		return fidx_fail_nomem(err);
+	struct each e = {st, scan_id, fn, arg};
+	int rc = pg_copy_out(st, sql, FIDX_SEAL_FILE_FIELDS + 2, each_tuple, &e, err);
+	free(sql);
+	return rc;
 }
 
 /*
@@ -192,8 +210,9 @@ struct reading {
 
 /* read_back()'s row: its line into the running seal of its scan, its row hash kept. */
 static int read_back_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-			 size_t path_len, struct fidx_error *err)
+			 size_t path_len, bool lent, struct fidx_error *err)
 {
+	(void)lent;
 	struct reading *rd = arg;
 	(void)path;
 	(void)path_len;
@@ -219,6 +238,18 @@ static int read_back(struct pg_store *st, struct pg_scan *c, struct fidx_error *
 	if (!(c->sum = fidx_seal_sum_new(err)) || each_row(st, c->id, read_back_row, &rd, err) < 0)
 		return -1;
 	return put_scan(st, c, err);
+}
+
+int pg_seal_rehash(struct pg_store *st, int64_t scan_id, int64_t host_id, struct fidx_error *err)
+{
+	struct pg_scan c = {.id = scan_id, .host_id = host_id};
+	if (!st->lines && !(st->lines = fidx_seal_lines_new(NULL, NULL, err)))
+		return -1;
+	int rc = read_back(st, &c, err);
+	fidx_seal_sum_free(c.sum);
+	free(c.ids);
+	free(c.hashes);
+	return rc;
 }
 
 int pg_seal_scan(struct pg_store *st, int64_t scan_id, uint8_t seal[FIDX_SEAL_LEN],
@@ -338,16 +369,23 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 {
 	static const char *const names[] = {"entries", "files", "dirs", "bytes", "errors"};
 	struct pg_params p = {0};
+	char *rel, *sql;
 	pg_param_int(&p, scan_id);
-	PGresult *res = pg_exec(st, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
-				" c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"
-				" (SELECT count(*) AS n, count(*) FILTER (WHERE type = 'f'::bytea) AS f,"
-				"  count(*) FILTER (WHERE type = 'd'::bytea) AS d,"
-				"  coalesce(sum(size) FILTER (WHERE type = 'f'::bytea), 0)::bigint AS b,"
-				"  count(error) AS e, count(*) FILTER (WHERE path ="
-				"   (SELECT root FROM fidx.scan WHERE id = $1)) AS r"
-				"  FROM fidx.file WHERE scan_id = $1) c WHERE s.id = $1",
-				&p, "read", err);
+	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
+		return -1;
+	int n = asprintf(&sql, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
+			 " c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"
+			 " (SELECT count(*) AS n, count(*) FILTER (WHERE f.type = 'f'::bytea) AS f,"
+			 "  count(*) FILTER (WHERE f.type = 'd'::bytea) AS d,"
+			 "  coalesce(sum(f.size) FILTER (WHERE f.type = 'f'::bytea), 0)::bigint AS b,"
+			 "  count(f.error) AS e, count(*) FILTER (WHERE f.path ="
+			 "   (SELECT root FROM fidx.scan WHERE id = $1)) AS r"
+			 "  FROM%s WHERE f.scan_id = $1) c WHERE s.id = $1", rel);
+	free(rel);
+	if (n < 0)
+		return fidx_fail_nomem(err);
+	PGresult *res = pg_exec(st, sql, &p, "read", err);
+	free(sql);
 	if (!res)
 		return -1;
 	char says[32], rows[32];
@@ -385,9 +423,13 @@ struct check {
 	struct fidx_seal_result *r;
 };
 
-/* Pass 2's row: named when its line has no hash kept (added) or another (altered). */
+/*
+ * Pass 2's row: named when its line has no hash kept (added) or another
+ * (altered).  A lent row has none kept for this scan: the verify of the scan
+ * whose row it is names it.
+ */
 static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		     size_t path_len, struct fidx_error *err)
+		     size_t path_len, bool lent, struct fidx_error *err)
 {
 	struct check *k = arg;
 	uint8_t hash[FIDX_ROW_HASH_LEN];
@@ -400,7 +442,7 @@ static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const cha
 	bool same = s && !s->seen && memcmp(s->hash, hash, sizeof(hash)) == 0;
 	if (s)
 		s->seen = true;
-	if (same)
+	if (same || (lent && !s))
 		return 0;
 	char *name = strndup(path, path_len);
 	if (!name)
@@ -438,8 +480,9 @@ static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *
 
 /* Pass 1's row: its line into the seal being recomputed. */
 static int sum_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		   size_t path_len, struct fidx_error *err)
+		   size_t path_len, bool lent, struct fidx_error *err)
 {
+	(void)lent;
 	struct check *k = arg;
 	(void)id;
 	(void)path;

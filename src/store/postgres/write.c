@@ -733,6 +733,86 @@ fail:
 	return -1;
 }
 
+/*
+ * Drops what a push cut off left of scan_id (its rows, their digests and row
+ * hashes, its changes), in the open transaction.  Returns 0, or -1 with err set.
+ */
+static int push_forget(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
+{
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	return pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		      " WHERE scan_id = $1)", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.seal_batch WHERE scan_id = $1", &p, "write", err) < 0 ||
+	       pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &p, "write", err) < 0
+	       ? -1 : 0;
+}
+
+int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uuid,
+		  const void *runs, size_t len, int64_t *after, struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	PGresult *res = NULL;
+	int64_t base_id = 0, depth = 0;
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
+		return -1;
+	/* The base: complete and sealed here, of the same host and root, its chain not at its
+	 * longest (then this scan is kept whole, and the next ones build on it). */
+	if (base_uuid) {
+		pg_param_text(&p, base_uuid);
+		pg_param_int(&p, scan_id);
+		if (!(res = pg_exec(st, "SELECT b.id, coalesce(d.depth, 0)::bigint FROM fidx.scan b"
+				    " JOIN fidx.scan s ON s.id = $2 AND s.host_id = b.host_id"
+				    " AND s.root = b.root AND s.id <> b.id"
+				    " LEFT JOIN fidx.scan_delta d ON d.scan_id = b.id"
+				    " WHERE b.uuid = $1::uuid AND b.status = 'complete'::bytea"
+				    " AND b.seal IS NOT NULL", &p, "read", err)))
+			goto fail;
+		if (PQntuples(res) == 1 && pg_int(res, 0, 1) + 1 <= PG_DELTA_DEPTH) {
+			base_id = pg_int(res, 0, 0);
+			depth = pg_int(res, 0, 1) + 1;
+		}
+		PQclear(res);
+	}
+	/* What a push cut off kept: the same changes go on; anything else begins anew. */
+	p = (struct pg_params){0};
+	pg_param_int(&p, scan_id);
+	if (!(res = pg_exec(st, "SELECT base_id, runs FROM fidx.scan_delta WHERE scan_id = $1", &p,
+			    "read", err)))
+		goto fail;
+	bool had = PQntuples(res) == 1;
+	bool same = had ? base_id && pg_int(res, 0, 0) == base_id &&
+			  (size_t)PQgetlength(res, 0, 1) == len &&
+			  memcmp(PQgetvalue(res, 0, 1), runs, len) == 0
+			: !base_id;
+	PQclear(res);
+	res = NULL;
+	if (!same) {
+		if (push_forget(st, scan_id, err) < 0)
+			goto fail;
+		*after = 0;
+	}
+	if (base_id && !(had && same)) {
+		p = (struct pg_params){0};
+		pg_param_int(&p, scan_id);
+		pg_param_int(&p, base_id);
+		pg_param_int(&p, depth);
+		pg_param_bytes(&p, runs, len);
+		if (pg_run(st, "INSERT INTO fidx.scan_delta (scan_id, base_id, depth, runs, host_id)"
+			   " SELECT $1, $2, $3, $4, host_id FROM fidx.scan WHERE id = $1", &p,
+			   "write", err) < 0)
+			goto fail;
+	}
+	if (pg_commit(st, err) < 0)
+		return -1;
+	return base_id != 0;
+fail:
+	pg_rollback(st);
+	return -1;
+}
+
 int pg_push_row(struct fidx_store *base, int64_t scan_id, const struct fidx_row *row,
 		struct fidx_error *err)
 {
@@ -759,6 +839,7 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 {
 	struct pg_store *st = pg_of(base);
 	struct pg_params p = {0};
+	int delta = 0;
 	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
 		return -1;
 	/* The rest of the scan row as it was made (a column it has no value of stays NULL). */
@@ -783,7 +864,8 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 	if (pg_run(st, "UPDATE fidx.scan SET finished_ns = $1, entries = $2, files = $3, dirs = $4,"
 		   " bytes = $5, errors = $6, reused = $7, hashed = $8, base_scan_id = $9,"
 		   " run_ns = $10, status = $11, seal = $12 WHERE id = $13", &p, "write", err) < 0 ||
-	    pg_pathindex_build(st, scan_id, err) < 0 || pg_commit(st, err) < 0) {
+	    (delta = pg_is_delta(st, scan_id, err)) < 0 ||
+	    (!delta && pg_pathindex_build(st, scan_id, err) < 0) || pg_commit(st, err) < 0) {
 		pg_rollback(st);
 		return -1;
 	}
@@ -791,4 +873,143 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 	if (c)
 		scan_drop(st, c);
 	return analyze(st, err);
+}
+
+/* --------------------------------------------------------------- dropping --- */
+
+/*
+ * Rebuilds scan scan_id (kept as changes, of host host_id) whole, in the open
+ * transaction: every row it has, read through its chain, written anew as
+ * its own in the order of its ids where it was made (so that the ids here
+ * ascend as a pushed scan's do), its old rows and its changes dropped, its
+ * row hashes and path index made.  Its seal stays.  Returns 0, or -1 with
+ * err set.
+ */
+static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
+			 struct fidx_error *err)
+{
+	char *rel = NULL, *sql = NULL, cols[1024];
+	int64_t first = 0;
+	int rc = -1;
+	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
+		return -1;
+	size_t len = 0;
+	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++)
+		len += (size_t)snprintf(cols + len, sizeof(cols) - len, ", %s",
+					fidx_seal_file_columns[i].name);
+	struct pg_params one = {0};
+	pg_param_int(&one, scan_id);
+	PGresult *res;
+	/* The rows in blocks of the sequence: one block holds PG_ID_BLOCK ids. */
+	for (int64_t done = 0;; done += PG_ID_BLOCK) {
+		if (!(res = pg_exec(st, "SELECT pg_catalog.nextval('fidx.file_id')", NULL, "write",
+				    err)))
+			goto out;
+		int64_t start = pg_int(res, 0, 0);
+		PQclear(res);
+		if (!first)
+			first = start;
+		free(sql);
+		if (asprintf(&sql, "INSERT INTO fidx.file (id, scan_id%s, host_id, origin_id)"
+			     " SELECT %" PRId64 " + x.rn - 1 - %" PRId64 ", x.scan_id%s, x.host_id,"
+			     " x.origin_id FROM (SELECT f.*, pg_catalog.row_number() OVER"
+			     " (ORDER BY f.origin_id) AS rn FROM%s WHERE f.scan_id = %" PRId64 ") x"
+			     " WHERE x.rn > %" PRId64 " AND x.rn <= %" PRId64, cols, start, done, cols,
+			     rel, scan_id, done, done + PG_ID_BLOCK) < 0) {
+			sql = NULL;
+			fidx_fail_nomem(err);
+			goto out;
+		}
+		if (!(res = pg_exec(st, sql, NULL, "write", err)))
+			goto out;
+		int64_t added = atoll(PQcmdTuples(res));
+		PQclear(res);
+		if (added < PG_ID_BLOCK)
+			break;
+	}
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	pg_param_int(&p, first);
+	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		   " WHERE scan_id = $1 AND id < $2)", &p, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1 AND id < $2", &p, "write",
+		   err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &one, "write", err) < 0 ||
+	    pg_seal_rehash(st, scan_id, host_id, err) < 0 ||
+	    pg_pathindex_build(st, scan_id, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(sql);
+	free(rel);
+	return rc;
+}
+
+int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t *rebuilt,
+		  struct fidx_error *err)
+{
+	struct pg_store *st = pg_of(base);
+	struct pg_params p = {0};
+	PGresult *res = NULL;
+	char *list = NULL;
+	size_t len = 0;
+	*rebuilt = 0;
+	if (!n)
+		return 0;
+	if (!(list = malloc(n * 21 + 3)))
+		return fidx_fail_nomem(err);
+	list[len++] = '{';
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(list + len, "%s%" PRId64, i ? "," : "", ids[i]);
+	memcpy(list + len, "}", 2);
+	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0) {
+		free(list);
+		return -1;
+	}
+	if (!st->has_schema && pg_make_schema(st, err) < 0)
+		goto fail;
+	pg_param_text(&p, list);
+	/* Each scan kept that is the changes of one dropped is rebuilt whole first, while
+	 * every chain is there; a scan kept as changes of it then has a whole base. */
+	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id, s.status = 'complete'::bytea,"
+			    " d.base_id FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
+			    " WHERE d.base_id = ANY($1::bigint[]) AND NOT d.scan_id = ANY($1::bigint[])"
+			    " ORDER BY d.scan_id FOR UPDATE OF d", &p, "read", err)))
+		goto fail;
+	/* A push of changes of one of them under way: its rows are not all there to rebuild. */
+	for (int r = 0; r < PQntuples(res); r++)
+		if (PQgetvalue(res, r, 2)[0] != 1) {
+			fidx_fail(err, EBUSY, "cannot drop scan %" PRId64 " of '%s': scan %" PRId64
+				  " is being pushed as its changes (prune when the push is done)",
+				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0));
+			goto fail;
+		}
+	for (int r = 0; r < PQntuples(res); r++) {
+		if (rebuild_whole(st, pg_int(res, r, 0), pg_int(res, r, 1), err) < 0)
+			goto fail;
+		(*rebuilt)++;
+	}
+	PQclear(res);
+	res = NULL;
+	static const char *const drops[] = {
+		"DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		" WHERE scan_id = ANY($1::bigint[]))",
+		"DELETE FROM fidx.file WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.seal_batch WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.path_index WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.path_block WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.path_trigram WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.scan_delta WHERE scan_id = ANY($1::bigint[])",
+		"DELETE FROM fidx.scan WHERE id = ANY($1::bigint[])",
+	};
+	for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
+		if (pg_run(st, drops[i], &p, "write", err) < 0)
+			goto fail;
+	free(list);
+	return pg_commit(st, err);
+fail:
+	PQclear(res);
+	free(list);
+	pg_rollback(st);
+	return -1;
 }

@@ -32,6 +32,9 @@ static const struct fidx_help push_help = {
 		"as they are: scans made offline, an examiner's collected databases.  A scan\n"
 		"is known by its UUID: one already on the server is not sent again, and a\n"
 		"push cut off halfway is taken up after the last row the server kept.\n"
+		"A rescan whose earlier scan (same host, same root) the server has goes as\n"
+		"its changes: the rows that differ, and runs of ids for the rows it shares\n"
+		"with that scan (--full sends and keeps every row).\n"
 		"After each scan, the server recomputes its seal from the rows it holds;\n"
 		"the line printed says whether it is the seal the scan was made with.\n\n",
 	.footer = "\nExit status: 0 every scan on the server with its seal intact, 1 a seal\n"
@@ -54,6 +57,9 @@ static bool report(const struct fidx_scan_row *scan, const struct fidx_push_resu
 	else
 		printf(" -> scan %" PRId64 " of '%s': %" PRIu64 " %s", r->id, fidx_quote(target),
 		       r->rows, fidx_plural(r->rows, "row", "rows"));
+	if (r->base)
+		printf(" (changes from scan %" PRId64 ": %" PRIu64 " %s lent)", r->base, r->lent,
+		       fidx_plural(r->lent, "row", "rows"));
 	printf(", seal sha256:");
 	for (size_t b = 0; b < FIDX_SEAL_LEN; b++)
 		printf("%02x", r->seal.computed[b]);
@@ -66,7 +72,7 @@ static bool report(const struct fidx_scan_row *scan, const struct fidx_push_resu
 int cmd_push(int argc, char **argv, const struct fidx_command *cmd)
 {
 	struct fidx_query_args qa = {.every_scan = true, .raw = true};
-	bool quiet = false;
+	bool quiet = false, full = false;
 	struct fidx_option options[] = {
 		FIDX_OPT_STRING(0, "db", "DB", &qa.db,
 				"the database to push from (default $FIDX_DB, else ./fidx.db), as"
@@ -74,6 +80,9 @@ int cmd_push(int argc, char **argv, const struct fidx_command *cmd)
 		FIDX_OPT_STRING(0, "scan", "ID", &qa.scan,
 				"the scans to push, e.g. 3 or 3,5 (default: every complete scan)"),
 		FIDX_OPT_HOST(&qa),
+		FIDX_OPT_FLAG(0, "full", &full,
+			      "send every row and keep each scan whole on the server, not as its"
+			      " changes from the scan before it"),
 		FIDX_OPT_FLAG('q', "quiet", &quiet,
 			      "no progress line (else drawn on stderr when it is a terminal)"),
 		FIDX_OPT_END,
@@ -121,7 +130,7 @@ int cmd_push(int argc, char **argv, const struct fidx_command *cmd)
 			break;
 		}
 		struct fidx_push_result r;
-		if (fidx_push_scan(q->st, scan, to, &r, &sent, &err) < 0) {
+		if (fidx_push_scan(q->st, scan, to, full, &r, &sent, &err) < 0) {
 			fidx_progress_stop(progress);
 			progress = NULL;
 			fidx_error("cannot push scan %" PRId64 " of '%s' into '%s': %s", scan->id,

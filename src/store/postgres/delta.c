@@ -1,0 +1,402 @@
+/*
+ * delta.c - scans kept as their changes on PostgreSQL, read whole.
+ *
+ * A scan pushed as its changes (core/push.c, write.c's pg_push_delta()) has
+ * a row in fidx.scan_delta: its base (an earlier scan of its host and root,
+ * itself whole or kept as changes) and the runs that lend it the base's
+ * rows under new ids (core/delta.h); its own rows, those that differ, are
+ * in fidx.file as any scan's.  To read scan T whole, the runs along T's
+ * chain are composed here, on the client (they are few: about one per row
+ * changed), into one map per scan of the chain, the owner of rows in
+ * fidx.file:
+ *
+ *     T  (own rows)        identity                 ─┐
+ *     B  = T's base        runs(T)                   ├─► pairs (owner, T, map)
+ *     A  = B's base        runs(B) ∘ runs(T)        ─┘
+ *
+ * and the server reads the owners' rows once each: a row whose key (pair
+ * number << 40 | its id in its owner) falls in an interval of its pair's map
+ * (width_bucket(), a binary search over the sorted lower bounds) is T's row,
+ * its id in T the key plus the interval's offset.  The maps go as array
+ * literals of numbers fidx formats (no value of a user is spliced into SQL).
+ * Each reading operation of the backend reads through pg_relation(), so a
+ * query sees the same rows, by the same names, whichever way a scan is kept.
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delta.h"
+#include "seal.h"
+
+/* A scan of a chain kept as changes: its base and its runs, as maps. */
+struct link {
+	int64_t scan, base;
+	struct fidx_delta_map *runs;  /* fill: the base's id where it was made, or 0 */
+	size_t nruns;
+};
+
+/* A growing string. */
+struct str {
+	char *p;
+	size_t len, cap;
+	bool nomem;
+};
+
+/* Appends printf(fmt, ...) to s (s->nomem set when out of memory). */
+static void add(struct str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct str *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (s->nomem)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? s->cap - s->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			s->nomem = true;
+			return;
+		}
+		if (s->p && s->len + (size_t)n < s->cap) {
+			s->len += (size_t)n;
+			return;
+		}
+		size_t cap = s->cap ? s->cap : 4096;
+		while (cap <= s->len + (size_t)n)
+			cap *= 2;
+		char *p = realloc(s->p, cap);
+		if (!p) {
+			s->nomem = true;
+			return;
+		}
+		s->p = p;
+		s->cap = cap;
+	}
+}
+
+/* The pairs of a relation: (owner, target) and the map of each, in order. */
+struct pairs {
+	struct str owners, targets, lo, hi, off, fill;
+	size_t n;
+};
+
+/* Adds pair (owner, target) of map m (n intervals). */
+static void pair_add(struct pairs *p, int64_t owner, int64_t target,
+		     const struct fidx_delta_map *m, size_t n)
+{
+	p->n++;
+	add(&p->owners, "%s%" PRId64, p->n > 1 ? "," : "", owner);
+	add(&p->targets, "%s%" PRId64, p->n > 1 ? "," : "", target);
+	int64_t key = (int64_t)p->n << 40;
+	for (size_t i = 0; i < n; i++) {
+		bool first = !p->lo.len;
+		add(&p->lo, "%s%" PRId64, first ? "" : ",", key | m[i].lo);
+		add(&p->hi, "%s%" PRId64, first ? "" : ",", key | m[i].hi);
+		add(&p->off, "%s%" PRId64, first ? "" : ",", m[i].off);
+		add(&p->fill, "%s%" PRId64, first ? "" : ",", m[i].fill);
+	}
+}
+
+static void pairs_free(struct pairs *p)
+{
+	free(p->owners.p);
+	free(p->targets.p);
+	free(p->lo.p);
+	free(p->hi.p);
+	free(p->off.p);
+	free(p->fill.p);
+}
+
+/* The link of scan among the n links, or NULL. */
+static const struct link *link_of(const struct link *l, size_t n, int64_t scan)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].scan == scan)
+			return &l[i];
+	return NULL;
+}
+
+/*
+ * Reads the links of the chains of the n scans into *out.  Returns how
+ * many (0: every scan is kept whole), or -1 with err set.
+ */
+static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, struct link **out,
+			  struct fidx_error *err)
+{
+	*out = NULL;
+	if (st->base.version < 8 || !st->has_tables || !n)
+		return 0;
+	struct str ids = {0};
+	add(&ids, "{");
+	for (size_t i = 0; i < n; i++)
+		add(&ids, "%s%" PRId64, i ? "," : "", scans[i]);
+	add(&ids, "}");
+	if (ids.nomem) {
+		free(ids.p);
+		return fidx_fail_nomem(err);
+	}
+	struct pg_params p = {0};
+	pg_param_text(&p, ids.p);
+	if (pg_ready(st, err) < 0) {
+		free(ids.p);
+		return -1;
+	}
+	PGresult *res = pg_exec(st, "WITH RECURSIVE c(id) AS (SELECT pg_catalog.unnest($1::bigint[])"
+				" UNION SELECT d.base_id FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id)"
+				" SELECT d.scan_id, d.base_id, d.runs, coalesce(b.origin_id, b.id)"
+				" FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
+				" JOIN fidx.scan b ON b.id = d.base_id", &p, "read", err);
+	free(ids.p);
+	if (!res)
+		return -1;
+	int rows = PQntuples(res);
+	struct link *l = rows ? calloc((size_t)rows, sizeof(*l)) : NULL;
+	if (rows && !l) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	for (int r = 0; r < rows; r++) {
+		l[r].scan = pg_int(res, r, 0);
+		l[r].base = pg_int(res, r, 1);
+		if (fidx_delta_decode(PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
+				      l[r].scan, &l[r].runs, &l[r].nruns, err) < 0) {
+			for (int k = 0; k < r; k++)
+				free(l[k].runs);
+			free(l);
+			PQclear(res);
+			return -1;
+		}
+		int64_t fill = pg_int(res, r, 3);
+		for (size_t i = 0; i < l[r].nruns; i++)
+			l[r].runs[i].fill = l[r].runs[i].fill ? fill : 0;
+	}
+	PQclear(res);
+	*out = l;
+	return rows;
+}
+
+/*
+ * Adds the pairs of scan target: its own rows, then those of each scan down
+ * its chain, through start (nstart intervals of target's ids; the rows of
+ * target outside them are left out) and not from stop down (0: to the end).
+ */
+static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t target,
+		       const struct fidx_delta_map *start, size_t nstart, int64_t stop,
+		       struct fidx_error *err)
+{
+	struct fidx_delta_map *map = (struct fidx_delta_map *)start, *next;
+	size_t nmap = nstart, nnext, steps = 0;
+	int64_t owner = target;
+	int rc = 0;
+	if (owner == stop)
+		return 0;
+	pair_add(p, owner, target, map, nmap);
+	const struct link *k;
+	while (nmap && (k = link_of(l, nl, owner)) && k->base != stop) {
+		if (++steps > nl) {
+			rc = fidx_fail(err, EBADMSG, "the changes of scan %" PRId64 " are damaged:"
+				       " its chain of bases loops", target);
+			break;
+		}
+		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if (map != start)
+			free(map);
+		map = next;
+		nmap = nnext;
+		owner = k->base;
+		if (nmap)
+			pair_add(p, owner, target, map, nmap);
+	}
+	if (map != start)
+		free(map);
+	return rc;
+}
+
+/*
+ * The map from the ids of scan from to those of scan to, a later scan whose
+ * chain holds it, into *out (malloc'ed, *n intervals, sorted).  Returns 1,
+ * 0 when from is not in to's chain, or -1 with err set.
+ */
+static int map_between(const struct link *l, size_t nl, int64_t from, int64_t to,
+		       struct fidx_delta_map **out, size_t *n, struct fidx_error *err)
+{
+	struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
+	struct fidx_delta_map *map = &whole, *next;
+	size_t nmap = 1, nnext, steps = 0;
+	int64_t owner = to;
+	const struct link *k;
+	*out = NULL;
+	*n = 0;
+	while ((k = link_of(l, nl, owner)) && ++steps <= nl) {
+		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+			if (map != &whole)
+				free(map);
+			return -1;
+		}
+		if (map != &whole)
+			free(map);
+		map = next;
+		nmap = nnext;
+		owner = k->base;
+		if (owner == from) {
+			*out = map;
+			*n = nmap;
+			return 1;
+		}
+	}
+	if (map != &whole)
+		free(map);
+	return 0;
+}
+
+/*
+ * The ids of [0, FIDX_DELTA_KEY_MAX] outside the n sorted intervals m, as
+ * identity intervals into *out (malloc'ed, *nout).  Returns 0, or -1 with
+ * err set.
+ */
+static int complement(const struct fidx_delta_map *m, size_t n, struct fidx_delta_map **out,
+		      size_t *nout, struct fidx_error *err)
+{
+	struct fidx_delta_map *c = malloc((n + 1) * sizeof(*c));
+	size_t k = 0;
+	int64_t next = 0;
+	if (!c)
+		return fidx_fail_nomem(err);
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].lo > next)
+			c[k++] = (struct fidx_delta_map){.lo = next, .hi = m[i].lo - 1};
+		next = m[i].hi + 1;
+	}
+	if (next <= FIDX_DELTA_KEY_MAX)
+		c[k++] = (struct fidx_delta_map){.lo = next, .hi = FIDX_DELTA_KEY_MAX};
+	*out = c;
+	*nout = k;
+	return 0;
+}
+
+/*
+ * Adds the pairs of scan target, without the rows scan other holds as one
+ * with it when other is in its chain (the pairs stop above other) or it is
+ * in other's (its ids that other's runs lend on are left out).
+ */
+static int target_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t target,
+			int64_t other, struct fidx_error *err)
+{
+	static const struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
+	struct fidx_delta_map *lent = NULL, *rest = NULL;
+	size_t nlent = 0, nrest = 0;
+	if (!other)
+		return chain_pairs(p, l, nl, target, &whole, 1, 0, err);
+	if (other == target)
+		return 0;
+	struct fidx_delta_map *dummy;
+	size_t ndummy;
+	int in = map_between(l, nl, other, target, &dummy, &ndummy, err);
+	free(dummy);
+	if (in < 0)
+		return -1;
+	if (in)
+		return chain_pairs(p, l, nl, target, &whole, 1, other, err);
+	if ((in = map_between(l, nl, target, other, &lent, &nlent, err)) <= 0)
+		return in < 0 ? -1 : chain_pairs(p, l, nl, target, &whole, 1, 0, err);
+	int rc = complement(lent, nlent, &rest, &nrest, err);
+	free(lent);
+	if (rc == 0)
+		rc = chain_pairs(p, l, nl, target, rest, nrest, 0, err);
+	free(rest);
+	return rc;
+}
+
+int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
+		char **rel, struct fidx_error *err)
+{
+	struct link *l;
+	struct pairs p = {0};
+	struct str s = {0};
+	int64_t two[2];
+	*rel = NULL;
+	if (n != 1)
+		changed_from = 0;
+	if (changed_from) {
+		two[0] = scans[0];
+		two[1] = changed_from;
+	}
+	ssize_t nl = load_links(st, changed_from ? two : scans, changed_from ? 2 : n, &l, err);
+	if (nl < 0)
+		return -1;
+	if (nl == 0) {
+		if (!(*rel = strdup(" fidx.file f")))
+			return fidx_fail_nomem(err);
+		return 0;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = target_pairs(&p, l, (size_t)nl, scans[i], changed_from, err);
+	for (ssize_t i = 0; i < nl; i++)
+		free(l[i].runs);
+	free(l);
+	if (rc == 0 && (p.owners.nomem || p.targets.nomem || p.lo.nomem || p.hi.nomem ||
+			p.off.nomem || p.fill.nomem))
+		rc = fidx_fail_nomem(err);
+	if (rc < 0) {
+		pairs_free(&p);
+		return -1;
+	}
+	if (!p.lo.len) {
+		/* Nothing to read (a scan against itself). */
+		pairs_free(&p);
+		if (!(*rel = strdup(" (SELECT f.*, f.scan_id AS owner FROM fidx.file f WHERE false) f")))
+			return fidx_fail_nomem(err);
+		return 1;
+	}
+	/* The columns of fidx.file but those the scan gives: scan_id, digests_from, origin_id. */
+	add(&s, " (SELECT f.id, p.t AS scan_id");
+	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++) {
+		const char *name = fidx_seal_file_columns[i].name;
+		if (strcmp(name, "digests_from") == 0)
+			add(&s, ", CASE WHEN ('{%s}'::bigint[])[k.b] <> 0 AND f.digests_from IS NULL"
+			    " AND coalesce(f.md5, f.sha1, f.sha256, f.sha512, f.xxh128) IS NOT NULL"
+			    " THEN ('{%s}'::bigint[])[k.b] ELSE f.digests_from END AS digests_from",
+			    p.fill.p, p.fill.p);
+		else
+			add(&s, ", f.%s", name);
+	}
+	add(&s, ", f.host_id, k.k - (p.n << 40) + ('{%s}'::bigint[])[k.b] AS origin_id,"
+	    " p.o AS owner FROM ROWS FROM (pg_catalog.unnest('{%s}'::bigint[]),"
+	    " pg_catalog.unnest('{%s}'::bigint[])) WITH ORDINALITY p(o, t, n) JOIN fidx.file f ON f.scan_id = p.o"
+	    " CROSS JOIN LATERAL (SELECT (p.n << 40) | coalesce(f.origin_id, f.id) AS k) k0"
+	    " CROSS JOIN LATERAL (SELECT k0.k, pg_catalog.width_bucket(k0.k, '{%s}'::bigint[])"
+	    " AS b) k WHERE k.b > 0 AND k.k <= ('{%s}'::bigint[])[k.b]) f",
+	    p.off.p, p.owners.p, p.targets.p, p.lo.p, p.hi.p);
+	pairs_free(&p);
+	if (s.nomem) {
+		free(s.p);
+		return fidx_fail_nomem(err);
+	}
+	*rel = s.p;
+	return 1;
+}
+
+int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
+{
+	if (st->base.version < 8 || !st->has_tables)
+		return 0;
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	PGresult *res = pg_exec(st, "SELECT 1 FROM fidx.scan_delta WHERE scan_id = $1", &p, "read",
+				err);
+	if (!res)
+		return -1;
+	int rc = PQntuples(res) > 0;
+	PQclear(res);
+	return rc;
+}

@@ -1,0 +1,303 @@
+"""t_fleetdelta.py - daily rescans pushed to a PostgreSQL store as their changes.
+
+Two hosts (fidx in UTS namespaces of their own, as t_fleet.py does; one
+named with a newline, a quote and a byte that is not UTF-8), each with a
+tree that holds hostile names (a newline, bytes that are not UTF-8),
+scan it four days running, about 1% of the files changed each day (one
+added, one removed, the rest rewritten).  Each host's scans are pushed into
+one database as changes (the default) and into another whole (--full).
+Checked:
+
+  * the push line of each rescan names the scan it is the changes of, and
+    every seal is intact on the server, fidx verify agreeing;
+  * a 1% rescan adds at most 2% of the rows and of the bytes a full push of
+    the same scan adds (every fidx table, psql's count and pg_column_size:
+    deterministic figures, no timing);
+  * every query answers the same from both stores, column by column (the
+    ids each server gives its rows aside): scans, find -l and a substring
+    find (the path index of whole scans, the rows of changed ones), export
+    jsonl and csv, du, stats, dupes, match, diff between two days of a host
+    (composed along the chain), and the default selection of the fleet;
+  * fidx prune: --dry-run drops nothing; --keep 2 --host alpha drops that
+    host's oldest scans, rebuilds whole the scan kept that was their
+    changes, and every kept scan verifies and answers as before; a rescan
+    pushed after it goes as changes; a SQLite file is refused;
+  * a row lent along a chain altered with psql: the verify of the scan that
+    stores it names it, a later scan's seal differs; made damaged, it stops
+    a whole read of the scan but not a diff of two scans of the chain, which
+    composes the changes stored and never reads a row they share.
+"""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import lib
+from lib import Checker, run_fidx, write
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
+import pgserver  # noqa: E402
+
+ROLE = "delta_ingest"
+HOSTS = [b"alpha", b"be\nta'$(id)\xff"]  # the second: a newline, a quote, not UTF-8
+FILES = 20 * 50      # files of a tree: 1% is 10 of them
+DAYS = 4
+
+# Runs the rest of argv under host name argv[1], in a UTS namespace of its own.
+AS_HOST = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+name = os.fsencode(sys.argv[1])
+if libc.unshare(0x04000000) != 0 or libc.sethostname(name, len(name)) != 0:
+    sys.exit("as-host: %s" % os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def as_host(host, *args, timeout=120):
+	"""Runs fidx args as host host; returns the CompletedProcess."""
+	cmd = [b"/usr/bin/python3", b"-c", AS_HOST.encode(), host, os.fsencode(lib.FIDX)]
+	cmd += [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
+	return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+
+
+def build(root, n):
+	"""A tree of FILES files in 20 folders, hostile names among them."""
+	for d in range(20):
+		os.makedirs(root + b"/d%02d" % d)
+		for f in range(50):
+			write(root + b"/d%02d/f%03d.txt" % (d, f), b"host %d folder %d file %d\n" % (n, d, f))
+	write(root + b"/d00/new\nline", b"a newline in my name\n")
+	write(root + b"/d01/bad\xff\xfeutf8", b"not UTF-8\n")
+	write(root + b"/d02/same-everywhere", b"the same on every host\n")
+
+
+def change(root, day):
+	"""About 1% of the files: 8 rewritten, one removed, one added."""
+	for i in range(8):
+		d, f = (day * 7 + i * 3) % 20, (day * 13 + i * 11) % 50
+		write(root + b"/d%02d/f%03d.txt" % (d, f), b"changed on day %d (%d)\n" % (day, i))
+	os.unlink(root + b"/d%02d/f%03d.txt" % ((day * 5) % 20, 49 - day))
+	write(root + b"/d%02d/added-%d" % ((day * 3) % 20, day), b"added on day %d\n" % day)
+
+
+# What a push adds to each table, by scan (the server's id): rows and bytes.
+TABLES = [("scan", "id"), ("file", "scan_id"), ("seal_batch", "scan_id"),
+	  ("path_index", "scan_id"), ("path_block", "scan_id"), ("path_trigram", "scan_id"),
+	  ("scan_delta", "scan_id")]
+
+
+def costs(pg, db):
+	"""{scan: (rows, bytes)}: what the server keeps for each scan (pg_column_size of each row)."""
+	parts = " UNION ALL ".join("SELECT t.%s AS s, pg_column_size(t.*) AS b FROM fidx.%s t"
+				   % (key, table) for table, key in TABLES)
+	out = pg.psql("SELECT s, count(*), sum(b) FROM (%s) x GROUP BY s;" % parts, user=ROLE,
+		      dbname=db)
+	return {int(s): (int(n), int(b)) for s, n, b in (line.split("|") for line in out.split())}
+
+
+def no_ids(out, fmt):
+	"""The rows of an export in format fmt, each a dict without the server's row id."""
+	if fmt == "jsonl":
+		rows = [json.loads(line) for line in out.splitlines()]
+	else:
+		rows = list(csv.DictReader(io.StringIO(out.decode("utf-8", "surrogateescape"))))
+	for r in rows:
+		r.pop("id", None)
+	return rows
+
+
+def compare(chk, label, delta, full, *args, fmt=None):
+	"""Runs fidx args against both stores: the same exit and output (rows without ids)."""
+	a = run_fidx(*args[:1], "--db", delta, *args[1:])
+	b = run_fidx(*args[:1], "--db", full, *args[1:])
+	if fmt:
+		same = a.rc == b.rc == 0 and no_ids(a.out, fmt) == no_ids(b.out, fmt)
+	else:
+		same = a.rc == b.rc and a.out == b.out and a.err == b.err
+	chk.ok("%s: the same from both stores" % label, same and a.out,
+	       lib.short(a.out[:300] + a.err) + " / " + lib.short(b.out[:300] + b.err))
+
+
+def check_prune(chk, pg, delta, full, db, root, ids):
+	"""fidx prune on the store of changes: the kept scans whole and sealed, a rescan after."""
+	first = ids[:DAYS]  # the first host's scans, oldest first
+	res = run_fidx("prune", "--keep-days", "1", "--db", delta)
+	chk.ok("prune --keep-days 1: every scan is younger, nothing dropped",
+	       res.rc == 0 and res.out.startswith(b"dropped 0 scans"), lib.short(res.out + res.err))
+	res = run_fidx("prune", "--dry-run", "--keep", "2", "--host", "alpha", "--db", delta)
+	chk.ok("prune --dry-run: says what would go, drops nothing",
+	       res.rc == 0 and res.out.count(b"would drop scan") == DAYS - 2 and
+	       pg.psql("SELECT count(*) FROM fidx.scan;", user=ROLE, dbname="delta") == str(len(ids)),
+	       lib.short(res.out + res.err))
+	res = run_fidx("prune", "--keep", "2", "--host", "alpha", "--db", delta)
+	chk.ok("prune --keep 2 --host alpha: the two oldest dropped, the next rebuilt whole",
+	       res.rc == 0 and res.out.count(b"dropped scan") == DAYS - 2 and
+	       b"1 rebuilt whole" in res.out, lib.short(res.out + res.err))
+	kept = [int(i) for i in pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE,
+					 dbname="delta").split()]
+	chk.eq("prune: the scans left", kept, first[DAYS - 2:] + ids[DAYS:])
+	res = run_fidx("verify", "--db", delta, "--scan", ",".join(map(str, kept)))
+	chk.ok("prune: every kept scan's seal verifies", res.rc == 0 and
+	       res.out.count(b"intact") == len(kept), lib.short(res.out + res.err))
+	for scan in kept[:2]:
+		compare(chk, "prune: scan %d answers as before" % scan, delta, full, "export", "-f",
+			"jsonl", "--scan", str(scan), fmt="jsonl")
+	compare(chk, "prune: a substring find of the scan rebuilt whole (its path index)", delta,
+		full, "find", "-l", "--scan", str(kept[0]), "f02")
+	change(root, DAYS)
+	lib.settle(root)
+	p = as_host(b"alpha", "scan", "-q", "--hash", "md5,sha256", "-o", db, root)
+	res = run_fidx("push", "-q", db, delta)
+	chk.ok("a rescan after the prune goes as changes, intact", p.returncode == 0 and
+	       res.rc == 0 and b"(changes from scan %d:" % DAYS in res.out and
+	       b"intact on the server" in res.out.splitlines()[-1], lib.short(res.out + res.err))
+	res = run_fidx("prune", "--keep", "1", "--db", db)
+	chk.ok("prune of a SQLite file: refused, exit 2, one line",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"keeps every scan" in res.err,
+	       lib.short(res.out + res.err))
+
+
+def touched():
+	"""The (folder, file) of every file change() rewrote or removed, any day."""
+	t = set()
+	for day in range(1, DAYS + 1):
+		t |= {((day * 7 + i * 3) % 20, (day * 13 + i * 11) % 50) for i in range(8)}
+		t.add(((day * 5) % 20, 49 - day))
+	return t
+
+
+def check_tamper(chk, pg, delta, scans):
+	"""A row of a host's first scan, lent to every later one, altered with psql: the first
+	scan's verify names it; each later one's seal differs (exit 1), naming no row."""
+	d, f = next((d, f) for d in range(20) for f in range(50) if (d, f) not in touched())
+	n = pg.psql("UPDATE fidx.file SET size = size + 1 WHERE scan_id = %d AND path LIKE"
+		    " '%%/d%02d/f%03d.txt'::bytea RETURNING id;" % (scans[0], d, f), user=ROLE,
+		    dbname="delta")
+	chk.ok("tamper: one row of the first scan altered", len(n.split()) == 1, n)
+	res = run_fidx("verify", "--db", delta, "--scan", str(scans[0]))
+	chk.ok("tamper: the first scan's verify names the row altered", res.rc == 1 and
+	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
+	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
+	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
+	       res.rc == 1 and b"MISMATCH" in res.out and b"/h1/" not in res.out,
+	       lib.short(res.out + res.err))
+	# The row lent to every later scan made damaged (no type letter): reading the scan
+	# whole stops there, but a diff of two scans of the chain composes the changes stored
+	# and never reads a row they share.
+	pg.psql("UPDATE fidx.file SET type = 'Z'::bytea WHERE id = %s;" % n.split()[0], user=ROLE,
+		dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[0]))
+	chk.ok("composed diff: the damaged row stops a whole read (exit 2)",
+	       res.rc == 2 and b"damaged" in res.err, lib.short(res.err))
+	res = run_fidx("diff", "--db", delta, str(scans[0]), str(scans[-1]))
+	chk.ok("composed diff: a diff of the first and last scans reads only their changes",
+	       res.rc < 14 and b"damaged" not in res.err and b"added-" in res.out,
+	       "exit %d: %s" % (res.rc, lib.short(res.err + res.out[-300:])))
+
+
+def main():
+	chk = Checker()
+	with lib.TempDir() as td, pgserver.PgServer() as pg:
+		top = os.fsencode(td.path)
+		os.chmod(td.path, 0o755)
+		pg.create_role(ROLE, "pw")
+		for db in ("delta", "whole"):
+			pg.create_database(db, ROLE)
+		delta = pg.conninfo(user=ROLE, dbname="delta")
+		full = pg.conninfo(user=ROLE, dbname="whole")
+		roots, dbs = [], []
+		for n, host in enumerate(HOSTS):
+			root = top + b"/h%d" % n
+			db = top + b"/h%d.db" % n
+			build(root, n)
+			roots.append(root)
+			dbs.append(db)
+		with chk.guard("daily scans"):
+			for day in range(DAYS):
+				for n, host in enumerate(HOSTS):
+					if day:
+						change(roots[n], day)
+					lib.settle(roots[n])
+					p = as_host(host, "scan", "-q", "--hash", "md5,sha256", "-o",
+						    dbs[n], roots[n])
+					chk.ok("%s day %d: scanned" % (repr(host)[2:-1], day),
+					       p.returncode == 0, lib.short(p.stderr))
+		with chk.guard("pushes"):
+			for n, host in enumerate(HOSTS):
+				p = run_fidx("push", "-q", dbs[n], delta, timeout=300)
+				lines = p.out.splitlines()
+				chk.ok("%s: pushed as changes, exit 0" % repr(host)[2:-1],
+				       p.rc == 0 and len(lines) == DAYS, lib.short(p.out + p.err))
+				chk.eq("%s: every rescan sent as the changes of the scan before" % repr(host)[2:-1],
+				       [b"(changes from scan %d:" % day in line
+					for day, line in enumerate(lines, 0)],
+				       [False] + [True] * (DAYS - 1))
+				chk.ok("%s: every seal intact" % repr(host)[2:-1],
+				       all(b"intact on the server" in line for line in lines), lib.short(p.out))
+				p = run_fidx("push", "-q", "--full", dbs[n], full, timeout=300)
+				chk.ok("%s: pushed whole, exit 0" % repr(host)[2:-1],
+				       p.rc == 0 and b"changes from" not in p.out, lib.short(p.out + p.err))
+		ids = [int(i) for i in pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE,
+						dbname="delta").split()]
+		with chk.guard("rows and bytes"):
+			kept = pg.psql("SELECT scan_id FROM fidx.scan_delta ORDER BY scan_id;", user=ROLE,
+				       dbname="delta").split()
+			chk.eq("each rescan is kept as changes", len(kept), len(HOSTS) * (DAYS - 1))
+			d_cost, f_cost = costs(pg, "delta"), costs(pg, "whole")
+			for scan in map(int, kept):
+				(d_rows, d_bytes), (f_rows, f_bytes) = d_cost[scan], f_cost[scan]
+				chk.ok("scan %d: rows %d of %d (<= 2%%)" % (scan, d_rows, f_rows),
+				       d_rows * 50 <= f_rows, "%d / %d" % (d_rows, f_rows))
+				chk.ok("scan %d: bytes %d of %d (<= 2%%)" % (scan, d_bytes, f_bytes),
+				       d_bytes * 50 <= f_bytes, "%d / %d" % (d_bytes, f_bytes))
+		with chk.guard("verify"):
+			res = run_fidx("verify", "--db", delta, "--scan", ",".join(map(str, ids)))
+			chk.ok("verify: every seal intact on the store of changes",
+			       res.rc == 0 and res.out.count(b"intact") == len(ids), lib.short(res.out))
+		with chk.guard("queries"):
+			compare(chk, "scans", delta, full, "scans", "--json")
+			compare(chk, "the fleet's default selection: find -l", delta, full, "find", "-l")
+			compare(chk, "find a substring", delta, full, "find", "f01")
+			compare(chk, "find a hostile name", delta, full, "find", "new\nline")
+			compare(chk, "export jsonl", delta, full, "export", "-f", "jsonl", fmt="jsonl")
+			compare(chk, "du", delta, full, "du")
+			compare(chk, "stats", delta, full, "stats")
+			compare(chk, "dupes", delta, full, "dupes")
+			for scan in ids:
+				s = str(scan)
+				compare(chk, "scan %d: export jsonl" % scan, delta, full, "export", "-f",
+					"jsonl", "--scan", s, fmt="jsonl")
+				if scan > DAYS:
+					continue  # the first host's scans: the other queries too
+				compare(chk, "scan %d: find f02 -l" % scan, delta, full, "find", "-l", "--scan", s,
+					"f02")
+				compare(chk, "scan %d: export csv" % scan, delta, full, "export", "-f", "csv",
+					"--scan", s, fmt="csv")
+				compare(chk, "scan %d: du" % scan, delta, full, "du", "--scan", s)
+				compare(chk, "scan %d: stats" % scan, delta, full, "stats", "--scan", s)
+			lst = top + b"/bad.md5"
+			digest = pg.psql("SELECT encode(md5, 'hex') FROM fidx.file WHERE name ="
+					 " 'same-everywhere'::bytea LIMIT 1;", user=ROLE, dbname="whole")
+			write(lst, digest.encode() + b"  known\n")
+			compare(chk, "match", delta, full, "match", lst)
+			per = DAYS
+			for h in range(len(HOSTS)):
+				first, last = ids[h * per], ids[h * per + per - 1]
+				for a, b in ((first, last), (last - 1, last), (last, first)):
+					compare(chk, "diff %d %d --json" % (a, b), delta, full, "diff", "--json",
+						str(a), str(b))
+				compare(chk, "diff %d %d" % (first, last), delta, full, "diff", str(first),
+					str(last))
+		with chk.guard("prune"):
+			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
+		with chk.guard("a lent row altered"):
+			check_tamper(chk, pg, delta, ids[DAYS:])
+	chk.done()
+
+
+if __name__ == "__main__":
+	main()
