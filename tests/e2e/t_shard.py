@@ -274,7 +274,7 @@ def main():
 			chk.eq("coordinator: the tables of hosts partitioned, the others plain", got,
 			       {"file": "p", "file_digest": "p", "host": "r", "host_role": "r",
 				"meta": "r", "path_block": "p", "path_index": "p", "path_trigram": "p",
-				"scan": "p", "seal_batch": "p", "next_table": "p"})
+				"scan": "p", "scan_delta": "p", "seal_batch": "p", "next_table": "p"})
 			out = s1.psql("SELECT c.relname || ':' || c.relkind::text FROM pg_class c JOIN"
 				      " pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'fidx'"
 				      " AND c.relname IN ('meta', 'host', 'file') ORDER BY 1;", dbname=DB)
