@@ -83,10 +83,17 @@ int fidx_delta_decode(const void *data, size_t len, int64_t scan, struct fidx_de
 			free(m);
 			goto bad;
 		}
+		/* An offset lies within the keys' span, so a step between two within twice it:
+		 * a larger one is damage (and would overflow). */
+		int64_t step = unzigzag(c);
+		if (step > 2 * FIDX_DELTA_KEY_MAX + 1 || step < -(2 * FIDX_DELTA_KEY_MAX + 1)) {
+			free(m);
+			goto bad;
+		}
 		m[i].lo = next + (int64_t)a;
 		m[i].hi = m[i].lo + (int64_t)(b >> 1);
 		m[i].fill = (int64_t)(b & 1);
-		m[i].off = off + unzigzag(c);
+		m[i].off = off + step;
 		if (m[i].hi > FIDX_DELTA_KEY_MAX || m[i].lo + m[i].off < 0 ||
 		    m[i].hi + m[i].off > FIDX_DELTA_KEY_MAX) {
 			free(m);
@@ -141,6 +148,13 @@ int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
 	}
 	memcpy(in, inner, ninner * sizeof(*in));
 	qsort(in, ninner, sizeof(*in), by_image);
+	for (size_t i = 1; i < ninner; i++)
+		if (in[i].lo + in[i].off <= in[i - 1].hi + in[i - 1].off) { /* damaged runs */
+			free(in);
+			free(m);
+			return fidx_fail(err, EBADMSG, "the changes of a scan are damaged: two of"
+					 " its runs give rows the same id");
+		}
 	size_t j = 0, k = 0;
 	for (size_t i = 0; i < ninner; i++) {
 		int64_t a = in[i].lo + in[i].off, b = in[i].hi + in[i].off;

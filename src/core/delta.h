@@ -60,7 +60,8 @@ int fidx_delta_decode(const void *p, size_t len, int64_t scan, struct fidx_delta
  * sorted by lo: an A id maps when inner maps it to a B id that outer maps.
  * A fill of inner wins over outer's (the row's value was set nearer A).
  * Returns 0 with *out malloc'ed (*n maps; NULL when none), or -1 with err
- * set (out of memory).  Time O((ninner + nouter) log).
+ * set (out of memory; EBADMSG when two of inner's maps give the same id,
+ * which only damaged runs do).  Time O((ninner + nouter) log).
  */
 int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
 		       const struct fidx_delta_map *outer, size_t nouter,

@@ -992,8 +992,8 @@ int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t 
 	PQclear(res);
 	res = NULL;
 	static const char *const drops[] = {
-		"DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
-		" WHERE scan_id = ANY($1::bigint[]))",
+		("DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		 " WHERE scan_id = ANY($1::bigint[]))"),
 		"DELETE FROM fidx.file WHERE scan_id = ANY($1::bigint[])",
 		"DELETE FROM fidx.seal_batch WHERE scan_id = ANY($1::bigint[])",
 		"DELETE FROM fidx.path_index WHERE scan_id = ANY($1::bigint[])",
