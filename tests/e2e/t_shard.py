@@ -9,20 +9,33 @@ their own (one host name with a newline, a quote and a byte that is not
 UTF-8) into files; six scans are pushed into the sharded store (through the
 coordinator, as its owner and as an ingest role; straight to their shard,
 named by fidx-pg-shard where, as the shard's owner and as an ingest role
-made on the shard) and into the single database in the order of the sharded
-store's ids.  Checked:
+made on the shard).  Two of those hosts (alpha, through the coordinator as
+an ingest role; the hostile one, straight to its shard as the shard's
+owner) then rescan a changed tree (two files rewritten, two removed, two
+added: one with a newline, a quote and a byte that is not UTF-8 in its
+name) into a copy of their file and push it the same way: as changes.  The single
+database gets the same pushes in the order of the sharded store's ids.
+Checked:
 
   * every table of schema fidx with a host_id column is partitioned on the
     coordinator (one of a later schema too, with its identity and policy),
     the others plain; on a shard the host-less tables are
     foreign; the hosts spread over both shards; a shard refuses a host that
     is not its own and one its coordinator does not know, in one line;
+  * each rescan pushed as changes, intact (its push line), and kept as
+    changes: a row of fidx.scan_delta on the coordinator (the single
+    database keeps them so too);
   * every fleet question (scans, find, match with a hash list, dupes, du,
-    stats, export csv and jsonl, diff HOST:PATH HOST:PATH, verify) answers
+    stats, export csv and jsonl, diff HOST:PATH HOST:PATH, verify, and diff
+    of a host's two scans, composed from the changes stored) answers
     through the coordinator byte for byte as the single database does, exit
     status and stderr too, once the ids are normalized: a scan id by its
     rank among the store's, a file id by the order it first shows in (the
     two stores number rows apart; nothing else is changed);
+  * fidx prune --keep 1 through the coordinator: each rescanned host's
+    earlier scan dropped, its rescan rebuilt whole (no row of
+    fidx.scan_delta left), every scan kept verifying; compared below with
+    a reference pruned the same way;
   * row-level security through the coordinator: the ingest role sees its
     own host alone (with psql too, and no foreign partition), the analyst
     reads every host;
@@ -32,7 +45,7 @@ store's ids.  Checked:
     leaving no scan; a host whose shard is up still pushes straight to it;
     the shard started again: the failed push, run again, completes, and
     every answer is whole again (a second reference's, pushed in the new
-    order of ids);
+    order of ids, then pruned with --keep 1 as the sharded store was);
   * a host scanning live straight to its shard, another through the
     coordinator: each scan intact, its paths whole through the coordinator.
 """
@@ -42,6 +55,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -69,6 +83,9 @@ ALTER TABLE fidx.next_table ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON fidx.next_table TO fidx_analyst;
 CREATE POLICY analyst_reads ON fidx.next_table FOR SELECT TO fidx_analyst USING (true);
 """
+# Hosts that rescan a changed tree and push it as changes, and where to.
+RESCAN = [(b"alpha", "the coordinator as an ingest role"), (EVIL, "its shard")]
+HOSTILE = b"new\nline'$(id)\xfe"   # a file the rescans add
 LATER = [b"zeta", b"eta", b"theta", b"iota", b"kappa", b"lambda"]  # for the shard-down part
 
 
@@ -162,16 +179,17 @@ def ask(target, argv):
 	return r.rc, r.out, r.err
 
 
-def compare(chk, label, coord, single, top, lst):
-	"""Every question through the coordinator answers as the single database does."""
+def compare(chk, label, coord, single, top, lst, pairs=()):
+	"""Every question through the coordinator answers as the single database does; pairs:
+	more (name, argv through the coordinator, argv of the single database)."""
 	rc, rs = ranks(coord), ranks(single)
 	chk.eq("%s: the same number of scans in both stores" % label, len(rc), len(rs))
 	took = [0.0, 0.0]
-	for name, argv in questions(top, lst):
+	for name, argv, argv_s in [(n, a, a) for n, a in questions(top, lst)] + list(pairs):
 		t0 = time.monotonic()
 		c = ask(coord, argv)
 		t1 = time.monotonic()
-		s = ask(single, argv)
+		s = ask(single, argv_s)
 		took[0] += t1 - t0
 		took[1] += time.monotonic() - t1
 		table = argv[0] in ("scans", "du")
@@ -181,7 +199,8 @@ def compare(chk, label, coord, single, top, lst):
 		first = next((i for i, (x, y) in enumerate(zip(cn.split(b"\n"), sn.split(b"\n")))
 			      if x != y), None)
 		chk.ok("%s: %s through the coordinator as on a single server (exit %d, %d bytes)" %
-		       (label, name, c[0], len(c[1])), same and c[1] and c[0] in (0, 1, 4),
+		       (label, name, c[0], len(c[1])), same and c[1] and
+		       (c[0] in (0, 1, 4) or argv[0] == "diff" and c[0] < 14),
 		       "exit %d, %d; first line that differs: %r\n  vs %r; stderr %s" %
 		       (c[0], s[0], first is not None and cn.split(b"\n")[first],
 			first is not None and sn.split(b"\n")[first], lib.short(c[2] + s[2])))
@@ -190,21 +209,95 @@ def compare(chk, label, coord, single, top, lst):
 	      (label, took[0], took[1]))
 
 
-def push_in_order(coord, single, files, hosts):
+def push_in_order(coord, single, files, hosts, rescans=None):
 	"""Pushes the scans of hosts into the single database in the order of the ids the
-	sharded store gave them; returns the failures."""
+	sharded store gave them (a rescan from rescans[host], the file of both scans: as changes);
+	returns the failures."""
 	uuid = {}
 	for host in hosts:
-		r = run_fidx("scans", "--json", "--db", files[host])
-		uuid[json.loads(r.out)["uuid"]] = host
+		for f in [files[host]] + ([rescans[host]] if host in (rescans or {}) else []):
+			r = run_fidx("scans", "--json", "--db", f)
+			for line in r.out.splitlines():
+				uuid.setdefault(json.loads(line)["uuid"], f)
 	res = run_fidx("scans", "--json", "--db", coord)
 	bad = []
 	for s in sorted((json.loads(line) for line in res.out.splitlines()), key=lambda s: s["id"]):
 		if s["uuid"] in uuid:
-			r = run_fidx("push", "-q", files[uuid[s["uuid"]]], single)
+			r = run_fidx("push", "-q", uuid[s["uuid"]], single)
 			if r.rc:
 				bad.append((s["uuid"], r.rc, r.err))
 	return bad
+
+
+def change(root):
+	"""A rescan's changes: two files rewritten, two added (one a hostile name), two removed."""
+	write(root + b"/etc/hostname", b"renamed host, longer\n")
+	write(root + b"/etc/conf.d/03.conf", b"rewritten\n")
+	write(root + b"/etc/conf.d/" + HOSTILE, b"a hostile name\n")
+	write(root + b"/var/added", b"added\n")
+	os.unlink(root + b"/etc/conf.d/07.conf")
+	os.unlink(root + b"/var/f05")
+
+
+def uuids(target):
+	"""The uuids of a store's scans, in the order of their ids."""
+	res = run_fidx("scans", "--json", "--db", target)
+	return [s["uuid"] for s in sorted(map(json.loads, res.out.splitlines()),
+					  key=lambda s: s["id"])]
+
+
+def scan_ids(target):
+	"""{uuid: id} of a store's scans."""
+	res = run_fidx("scans", "--json", "--db", target)
+	return {s["uuid"]: s["id"] for s in map(json.loads, res.out.splitlines())}
+
+
+def rescan(chk, co, files, top, targets):
+	"""Hosts of RESCAN rescan a changed tree into a copy of their file (their earlier scan
+	in it) and push it as changes: through the coordinator (as its owner, as an ingest
+	role), straight to their shard (likewise).  Returns {host: the file of both scans}."""
+	rescans = {}
+	for host, to in RESCAN:
+		n = HOSTS.index(host)
+		root, rescans[host] = top + b"/h%d" % n, top + b"/h%d-rescan.db" % n
+		shutil.copyfile(files[host], rescans[host])
+		change(root)
+		lib.settle(root)
+		r = as_host(host, "scan", "-q", "-o", rescans[host], root)
+		if r.returncode:
+			raise RuntimeError("rescan as %r: %s" % (host, r.stderr))
+		r = run_fidx("push", "-q", rescans[host], targets[to](host))
+		last = (r.out.splitlines() or [b""])[-1]
+		chk.ok("a rescan pushed through %s: exit 0, as changes, intact" % to, r.rc == 0 and
+		       b"(changes from scan " in last and b"intact on the server" in last,
+		       lib.short(r.out + r.err))
+	out = co.psql("SELECT s.uuid FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id;",
+		      dbname=DB)
+	chk.eq("the coordinator: each rescan is kept as changes (a row of fidx.scan_delta)",
+	       sorted(out.split()), sorted(uuids(f)[1] for f in rescans.values()))
+	return rescans
+
+
+def diff_pairs(coord, single, rescans):
+	"""diff between the two scans of a host that rescanned (composed from the changes
+	stored; one pushed through the coordinator, one straight to its shard): (name, argv
+	through the coordinator, argv of the single database)."""
+	pairs = []
+	c, s = scan_ids(coord), scan_ids(single)
+	for host, v in ((b"alpha", []), (EVIL, ["--json"])):
+		two = uuids(rescans[host])
+		pairs.append(("diff of the two scans of %r %s" % (host, " ".join(v)),
+			      ["diff"] + v + [str(c[u]) for u in two],
+			      ["diff"] + v + [str(s[u]) for u in two]))
+	return pairs
+
+
+def prune(chk, label, target, rescans):
+	"""fidx prune --keep 1: each rescanned host's earlier scan dropped, its rescan rebuilt whole."""
+	r = run_fidx("prune", "--keep", "1", "--db", target)
+	chk.ok("%s: prune --keep 1 drops the earlier scans, rebuilds the rescans whole" % label,
+	       r.rc == 0 and r.out.count(b"dropped scan ") == len(rescans) and
+	       b"(%d rebuilt whole" % len(rescans) in r.out, lib.short(r.out + r.err))
 
 
 @contextlib.contextmanager
@@ -286,6 +379,10 @@ def main():
 		for n, host in enumerate(HOSTS + LATER):
 			root = top + b"/h%d" % n
 			build_host_tree(root, n, extra=b"known bad\n" if n in (1, 4) else b"")
+			if host in dict(RESCAN):  # a rescan of a few changes is smaller as changes
+				os.makedirs(root + b"/var")
+				for i in range(20):
+					write(root + b"/var/f%02d" % i, b"host %d file %d\n" % (n, i))
 			files[host] = top + b"/h%d.db" % n
 			r = as_host(host, "scan", "-q", "-o", files[host], root)
 			if r.returncode:
@@ -328,8 +425,14 @@ def main():
 			chk.ok("a push to a shard of a host its coordinator does not know: exit 2, one"
 			       " line naming fidx-pg-shard where", r.rc == 2 and r.err.count(b"\n") == 1
 			       and b"fidx-pg-shard where" in r.err, lib.short(r.err))
-			bad = push_in_order(coord, single, files, HOSTS)
+			rescans = rescan(chk, co, files, top, {
+				"the coordinator as an ingest role": lambda h: ingest,
+				"its shard": lambda h: direct(h)[0]})
+			bad = push_in_order(coord, single, files, HOSTS, rescans)
 			chk.ok("every push into the single database exits 0", not bad, lib.short(bad))
+			out = co.psql("SELECT count(*) FROM fidx.scan_delta;", dbname=SINGLE)
+			chk.eq("the single database keeps the rescans as changes too", out,
+			       str(len(rescans)))
 			n = [int(pg.psql("SELECT count(DISTINCT host_id) FROM fidx.scan;", dbname=DB))
 			     for pg in (s1, s2)]
 			chk.ok("the hosts spread over both shards", sum(n) == len(HOSTS) and min(n) > 0,
@@ -349,16 +452,17 @@ def main():
 			       ids == str(len(HOSTS)), "%r %r %r" % (m, n, ids))
 
 		with chk.guard("same answers"):
-			compare(chk, "all shards up", coord, single, top, lst)
+			compare(chk, "all shards up", coord, single, top, lst,
+				diff_pairs(coord, single, rescans))
 
 		with chk.guard("row-level security"):
 			r = run_fidx("scans", "--json", "--db", ingest)
 			hosts = [json.loads(line)["host"] for line in r.out.splitlines()]
 			chk.ok("the ingest role sees its own host alone through the coordinator",
-			       r.rc == 0 and hosts == ["alpha"], lib.short(r.out + r.err))
+			       r.rc == 0 and hosts == ["alpha"] * 2, lib.short(r.out + r.err))
 			r = run_fidx("scans", "--json", "--db", reader)
 			chk.ok("the analyst reads every host through the coordinator",
-			       r.rc == 0 and len(r.out.splitlines()) == len(HOSTS),
+			       r.rc == 0 and len(r.out.splitlines()) == len(HOSTS) + len(rescans),
 			       lib.short(r.out + r.err))
 			out = co.psql("SELECT count(*) FROM fidx.file f JOIN fidx.host h ON h.id = f.host_id"
 				      " WHERE h.name <> 'alpha'::bytea;", user="ingest_a",
@@ -369,6 +473,15 @@ def main():
 				      password=roles["ingest_a"], dbname=DB, check=False)
 			chk.ok("the ingest role with psql on the coordinator: a foreign partition itself"
 			       " is refused", out == "", out)
+
+		with chk.guard("prune"):
+			# Compared with a reference pruned the same way below, once the shard is back.
+			prune(chk, "the coordinator", coord, rescans)
+			out = co.psql("SELECT count(*) FROM fidx.scan_delta;", dbname=DB)
+			chk.eq("the coordinator: no scan left kept as changes", out, "0")
+			r = run_fidx("verify", "--all", "--db", coord)
+			chk.ok("every scan kept verifies through the coordinator", r.rc == 0 and
+			       r.out.count(b" intact ") == len(HOSTS), lib.short(r.out + r.err))
 
 		with chk.guard("a shard down"):
 			# A host of each shard, registered now (no scan of theirs is pushed yet).
@@ -406,10 +519,11 @@ def main():
 			# straight to a shard among the others by those ids, not by time.
 			co.psql("CREATE DATABASE single2 OWNER fidx_owner;")
 			single2 = owner_conninfo(co, pw["co"], "single2")
-			bad = push_in_order(coord, single2, files, HOSTS + [up_host, down_host])
+			bad = push_in_order(coord, single2, files, HOSTS + [up_host, down_host], rescans)
 			chk.ok("every push into a second single database exits 0", not bad,
 			       lib.short(bad))
-			compare(chk, "%s back" % down_name, coord, single2, top, lst)
+			prune(chk, "the second single database", single2, rescans)
+			compare(chk, "%s back, pruned" % down_name, coord, single2, top, lst)
 
 		with chk.guard("live scans"):
 			rest = [h for h in LATER if h not in (up_host, down_host)]

@@ -150,8 +150,10 @@ static int send_copy(struct pg_store *st, const char *sql, const struct copybuf 
 /*
  * Puts the rows built into path_block and path_trigram: with COPY, or, for
  * a role under row-level security (which COPY FROM cannot check; st->staged
- * not 0), through tables of the session and INSERT ... SELECT.  Returns 0,
- * or -1 with err set.
+ * not 0), through tables of the session and INSERT ... SELECT.  Those are
+ * emptied first: they are emptied at commit only, and one transaction may
+ * build several indexes (fidx prune rebuilding scans whole).  Returns 0, or
+ * -1 with err set.
  */
 static int send_rows(struct build *b, struct fidx_error *err)
 {
@@ -165,6 +167,8 @@ static int send_rows(struct build *b, struct fidx_error *err)
 		      " ON COMMIT DELETE ROWS", NULL, "write", err) < 0 ||
 	       pg_run(st, "CREATE TEMP TABLE IF NOT EXISTS fidx_ptri (LIKE fidx.path_trigram)"
 		      " ON COMMIT DELETE ROWS", NULL, "write", err) < 0 ||
+	       pg_run(st, "TRUNCATE pg_temp.fidx_pblock, pg_temp.fidx_ptri", NULL, "write",
+		      err) < 0 ||
 	       send_copy(st, "COPY pg_temp.fidx_pblock (scan_id, block, data, host_id) FROM STDIN"
 			 " (FORMAT binary)", &b->blocks, err) < 0 ||
 	       send_copy(st, "COPY pg_temp.fidx_ptri (scan_id, tri, blocks, host_id) FROM STDIN"
