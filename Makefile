@@ -281,13 +281,17 @@ E2E_JOBS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )); [ $$n -le 4 ]
 # E2E_PHASE=shared or alone runs one of the two parts (make check runs other work beside the
 # second).  A fresh build folder (CI's) orders the scripts by tests/e2e/durations/, the
 # durations of a run on the build of that name (test, tsan, asan), kept in git.
+# E2E_UNMARKED=WORD leaves out the scripts marked "e2e: WORD" (no-asan: make check's ASan
+# stage leaves out those whose time goes to servers, t_shard's three PostgreSQL servers).
 E2E_MARKED ?=
+E2E_UNMARKED ?=
 E2E_PHASE ?= all
 e2e: $(BUILD)/fidx $(BUILD)/tests/race-shim.so $(BUILD)/tests/fail-shim.so \
 		$(BUILD)/allocfail/fidx browser-deps
 	$(PYTHON) tests/e2e/run -j $(E2E_JOBS) --times $(BUILD)/e2e-times.json \
 		--seed tests/e2e/durations/$(notdir $(BUILD)).json --phase $(E2E_PHASE) \
 		$(if $(E2E_MARKED),--marked $(E2E_MARKED)) \
+		$(if $(E2E_UNMARKED),--unmarked $(E2E_UNMARKED)) \
 		--fidx $(BUILD)/fidx --shim $(BUILD)/tests/race-shim.so
 
 # The crash-consistency torture at length: writers SIGKILLed at random moments (make check
@@ -515,9 +519,9 @@ check: deps
 	$(TSAN_MAKE) E2E_MARKED=tsan e2e; \
 	echo "== end-to-end suite under ASan+UBSan: the scripts that share the CPUs"; \
 	wait_built asan; \
-	$(ASAN_MAKE) E2E_PHASE=shared e2e; \
+	$(ASAN_MAKE) E2E_PHASE=shared E2E_UNMARKED=no-asan e2e; \
 	echo "== end-to-end suite under ASan+UBSan: the scripts that run alone"; \
-	$(ASAN_MAKE) E2E_PHASE=alone e2e; \
+	$(ASAN_MAKE) E2E_PHASE=alone E2E_UNMARKED=no-asan e2e; \
 	echo "== waiting for the background: fuzz-check$(CHECK_EXTRA_BG:%=, %)"; \
 	st=0; wait $$late || st=$$?; late=; \
 	for t in fuzz-check $(CHECK_EXTRA_BG); do cat $(CHECK_DIR)/$$t.log; done; \

@@ -1,4 +1,7 @@
 # Three PostgreSQL servers of its own; one of them killed and started again (shares the cores).
+# e2e: no-asan (make check runs it on the test build alone): its time goes to three servers,
+# and the code it drives (push, kept changes, the reads) runs under ASan in t_fleet, t_push,
+# t_fleetdelta and t_postgres.
 """t_shard.py - a fleet store spread over shards (scripts/fidx-pg-shard, postgres_fdw).
 
 Three throwaway servers (tests/pg/pgserver.py) on loopback: a coordinator and
