@@ -962,3 +962,25 @@ def check_scan_row(chk, label, s, root, rows, status="complete", t0=None, t1=Non
 	except (TypeError, ValueError):
 		opt_ok = False
 	chk.ok("%s: scan.options is a JSON object" % label, opt_ok, short(s["options"]))
+
+
+# Runs the rest of argv under host name argv[1], in a UTS namespace of its own.
+_AS_HOST = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+name = os.fsencode(sys.argv[1])
+if libc.unshare(0x04000000) != 0 or libc.sethostname(name, len(name)) != 0:
+    sys.exit("as-host: %s" % os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def as_host(host, *args, timeout=120, env=None):
+	"""Runs fidx args as host name host (bytes) in a UTS namespace of its own; returns the
+	CompletedProcess (rc in returncode, stdout, stderr)."""
+	cmd = [b"/usr/bin/python3", b"-c", _AS_HOST.encode(), host, os.fsencode(FIDX)]
+	cmd += [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
+	e = dict(os.environ)
+	e.update(env or {})
+	return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+			      env=e)

@@ -32,7 +32,6 @@ import base64
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -47,27 +46,6 @@ HOSTS = 20
 ROLE = "fleet_ingest"
 DB = "fleet"
 EVIL_HOST = b"evil\nhost$(touch PWNED)'\xff"
-
-# Runs the rest of argv under host name argv[1], in a UTS namespace of its own.
-AS_HOST = r"""
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-name = os.fsencode(sys.argv[1])
-if libc.unshare(0x04000000) != 0 or libc.sethostname(name, len(name)) != 0:
-    sys.exit("as-host: %s" % os.strerror(ctypes.get_errno()))
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
-
-
-def as_host(host, *args, timeout=120, env=None):
-	"""Runs fidx args as host host; returns lib's Result-like (rc, out, err)."""
-	cmd = [b"/usr/bin/python3", b"-c", AS_HOST.encode(), host, os.fsencode(lib.FIDX)]
-	cmd += [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
-	e = dict(os.environ)
-	e.update(env or {})
-	p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-			   env=e)
-	return p
 
 
 def build_host_tree(root, n, extra=b""):
@@ -91,7 +69,7 @@ def check_many_at_once(chk, pg, top, target):
 	results = [None] * HOSTS
 
 	def one(n):
-		results[n] = as_host(b"host%02d" % n, "scan", "-q", "--db", target, roots[n])
+		results[n] = lib.as_host(b"host%02d" % n, "scan", "-q", "--db", target, roots[n])
 
 	threads = [threading.Thread(target=one, args=(n,)) for n in range(HOSTS)]
 	for t in threads:
@@ -178,10 +156,10 @@ def check_same_root(chk, pg, top, target):
 	"""Two hosts, one root: both shown, each path with its host."""
 	root = top + b"/same"
 	build_host_tree(root, 100, extra=b"alpha's own\n")
-	r1 = as_host(b"alpha", "scan", "-q", "--db", target, root)
+	r1 = lib.as_host(b"alpha", "scan", "-q", "--db", target, root)
 	os.unlink(root + b"/etc/extra")
 	write(root + b"/etc/bad", b"known bad content\n")
-	r2 = as_host(EVIL_HOST, "scan", "-q", "--db", target, root)
+	r2 = lib.as_host(EVIL_HOST, "scan", "-q", "--db", target, root)
 	chk.ok("same root: both hosts scan it", r1.returncode == 0 and r2.returncode == 0,
 	       lib.short(r1.stderr + r2.stderr))
 	res = run_fidx("find", "--db", target, "-0", "--host", "alpha", "--host", "evil*")
@@ -214,16 +192,16 @@ def check_same_root(chk, pg, top, target):
 	       len(rows) == 1 and rows[0]["host"] == EVIL_HOST.decode("latin-1"), repr(rows)[:300])
 	chk.ok("a hostile host name is never run", not os.path.exists(os.path.join(
 		os.getcwd(), "PWNED")) and not os.path.exists(top + b"/PWNED"), "PWNED exists")
-	r = as_host(b"stranger", "check", "--db", target, root)
+	r = lib.as_host(b"stranger", "check", "--db", target, root)
 	chk.ok("check on a host with no scan of the root, several hosts having one: exit 17,"
 	       " one line asking for --host", r.returncode == 17 and r.stderr.count(b"\n") == 1 and
 	       b"--host" in r.stderr, lib.short(r.stderr))
-	r = as_host(b"alpha", "check", "--db", target, root)
+	r = lib.as_host(b"alpha", "check", "--db", target, root)
 	chk.ok("check on alpha: against alpha's own scan: exit 7 (added, removed, changed),"
 	       " a file added, one removed",
 	       r.returncode == 7 and b": 1 added, 1 removed," in r.stdout + r.stderr,
 	       "rc %d: %s" % (r.returncode, lib.short(r.stdout + r.stderr)))
-	r = as_host(b"stranger", "check", "--db", target, "--host", "evil*", root)
+	r = lib.as_host(b"stranger", "check", "--db", target, "--host", "evil*", root)
 	chk.ok("check --host: against that host's scan (nothing changed since)",
 	       r.returncode == 0, lib.short(r.stdout + r.stderr))
 	# host00 and host01 scanned trees of their own: their /etc differ in hostname and in
@@ -265,7 +243,7 @@ def check_restart(chk, pg, top, target):
 	       "ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
 						      "verify_asan_link_order=0"]))}
 	box = {}
-	t = threading.Thread(target=lambda: box.update(r=as_host(
+	t = threading.Thread(target=lambda: box.update(r=lib.as_host(
 		b"gamma", "scan", "-q", "-j", "1", "--db", target, root, env=env, timeout=300)))
 	t.start()
 	# Wait until the scan row is there and a batch is committed, then restart.
@@ -285,7 +263,7 @@ def check_restart(chk, pg, top, target):
 	       r is not None and r.returncode == 2 and err.count(b"\n") == 1 and
 	       b"database" in err, lib.short(err))
 	os.unlink(release)
-	res = as_host(b"gamma", "scan", "-q", "--resume", "--db", target, root, timeout=300)
+	res = lib.as_host(b"gamma", "scan", "-q", "--resume", "--db", target, root, timeout=300)
 	chk.ok("--resume after the restart: exit 0", res.returncode == 0,
 	       lib.short(res.stdout + res.stderr))
 	out = pg.psql("SELECT s.id, encode(s.status, 'escape') FROM fidx.scan s"

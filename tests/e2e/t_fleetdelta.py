@@ -32,7 +32,6 @@ import csv
 import io
 import json
 import os
-import subprocess
 import sys
 
 import lib
@@ -45,23 +44,6 @@ ROLE = "delta_ingest"
 HOSTS = [b"alpha", b"be\nta'$(id)\xff"]  # the second: a newline, a quote, not UTF-8
 FILES = 20 * 50      # files of a tree: 1% is 10 of them
 DAYS = 4
-
-# Runs the rest of argv under host name argv[1], in a UTS namespace of its own.
-AS_HOST = r"""
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-name = os.fsencode(sys.argv[1])
-if libc.unshare(0x04000000) != 0 or libc.sethostname(name, len(name)) != 0:
-    sys.exit("as-host: %s" % os.strerror(ctypes.get_errno()))
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
-
-
-def as_host(host, *args, timeout=120):
-	"""Runs fidx args as host host; returns the CompletedProcess."""
-	cmd = [b"/usr/bin/python3", b"-c", AS_HOST.encode(), host, os.fsencode(lib.FIDX)]
-	cmd += [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
-	return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
 
 
 def build(root, n):
@@ -150,7 +132,7 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 		full, "find", "-l", "--scan", str(kept[0]), "f02")
 	change(root, DAYS)
 	lib.settle(root)
-	p = as_host(b"alpha", "scan", "-q", "--hash", "md5,sha256", "-o", db, root)
+	p = lib.as_host(b"alpha", "scan", "-q", "--hash", "md5,sha256", "-o", db, root)
 	res = run_fidx("push", "-q", db, delta)
 	chk.ok("a rescan after the prune goes as changes, intact", p.returncode == 0 and
 	       res.rc == 0 and b"(changes from scan %d:" % DAYS in res.out and
@@ -222,7 +204,7 @@ def main():
 					if day:
 						change(roots[n], day)
 					lib.settle(roots[n])
-					p = as_host(host, "scan", "-q", "--hash", "md5,sha256", "-o",
+					p = lib.as_host(host, "scan", "-q", "--hash", "md5,sha256", "-o",
 						    dbs[n], roots[n])
 					chk.ok("%s day %d: scanned" % (repr(host)[2:-1], day),
 					       p.returncode == 0, lib.short(p.stderr))

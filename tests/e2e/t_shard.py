@@ -69,7 +69,7 @@ from lib import Checker, run_fidx, write
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
 import pgserver  # noqa: E402
-from t_fleet import as_host, build_host_tree  # noqa: E402
+from t_fleet import build_host_tree  # noqa: E402
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
 DB = "fleet"
@@ -266,7 +266,7 @@ def rescan(chk, co, files, top, targets):
 		shutil.copyfile(files[host], rescans[host])
 		change(root)
 		lib.settle(root)
-		r = as_host(host, "scan", "-q", "-o", rescans[host], root)
+		r = lib.as_host(host, "scan", "-q", "-o", rescans[host], root)
 		if r.returncode:
 			raise RuntimeError("rescan as %r: %s" % (host, r.stderr))
 		r = run_fidx("push", "-q", rescans[host], targets[to](host))
@@ -387,7 +387,7 @@ def main():
 				for i in range(20):
 					write(root + b"/var/f%02d" % i, b"host %d file %d\n" % (n, i))
 			files[host] = top + b"/h%d.db" % n
-			r = as_host(host, "scan", "-q", "-o", files[host], root)
+			r = lib.as_host(host, "scan", "-q", "-o", files[host], root)
 			if r.returncode:
 				raise RuntimeError("scan as %r: %s" % (host, r.stderr))
 		lst = top + b"/bad.sha256"
@@ -533,7 +533,7 @@ def main():
 			for host, where in ((rest[0], "its shard"), (rest[1], "the coordinator")):
 				target = direct(host)[0] if where == "its shard" else coord
 				root = top + b"/h%d" % (len(HOSTS) + LATER.index(host))
-				r = as_host(host, "scan", "-q", "--db", target, root)
+				r = lib.as_host(host, "scan", "-q", "--db", target, root)
 				chk.ok("fidx scan --db of %s: exit 0" % where, r.returncode == 0,
 				       lib.short(r.stderr))
 				r = run_fidx("verify", "--db", coord, "--host", host)
