@@ -30,7 +30,7 @@ from lib import Checker, run_fidx, write
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pg"))
 import pgserver  # noqa: E402
-from t_fleet import as_host  # noqa: E402
+from lib import as_host  # noqa: E402
 
 SETUP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
 		     "fidx-pg-setup")
