@@ -32,14 +32,20 @@
 #include "space.h"
 #include "store.h"
 
-/* A later name of a hard-linked file: the inode, and the directory where the name is. */
+/* A hard-linked file's name other than its first: the inode, its node and directory. */
 struct link {
 	uint32_t inode;   /* index into load.inodes */
+	uint32_t node;    /* the name's node */
 	uint32_t dir;     /* node of the name's directory */
 };
 
-/* An inode with several names: its first name's directory, its sizes. */
+/*
+ * An inode with several names: its first name (first in byte order of the
+ * paths, whatever order the store gave the rows in) and that name's
+ * directory, its sizes.
+ */
 struct inode {
+	uint32_t node;
 	uint32_t dir;
 	uint64_t apparent, allocated;
 };
@@ -183,14 +189,15 @@ static int fill(struct load *l, uint32_t n, uint32_t dir, const struct fidx_row 
 	if (added) {
 		if (grow(&l->inodes, &l->inodes_cap, (size_t)i + 1, sizeof(*l->inodes)) < 0)
 			return -1;
-		l->inodes[i] = (struct inode){dir, v->apparent, v->allocated};
+		l->inodes[i] = (struct inode){n, dir, v->apparent, v->allocated};
 		return 0;
 	}
-	/* A later name: shows its size, adds nothing where the first one counted (finish()). */
+	/* Another name: shows its size, adds nothing where the first one counted (finish()
+	 * chooses which name is first). */
 	v->flags |= FIDX_TREE_LINK;
 	if (grow(&l->links, &l->links_cap, l->nlinks + 1, sizeof(*l->links)) < 0)
 		return -1;
-	l->links[l->nlinks++] = (struct link){(uint32_t)i, dir};
+	l->links[l->nlinks++] = (struct link){(uint32_t)i, n, dir};
 	return 0;
 }
 
@@ -262,6 +269,49 @@ fail:;
 }
 
 /*
+ * Returns how the paths of nodes a and b compare (as strcmp() does), or sets
+ * *nomem when a path could not be made.
+ */
+static int path_cmp(const struct fidx_tree *t, uint32_t a, uint32_t b, bool *nomem)
+{
+	char *pa = fidx_tree_path(t, a), *pb = fidx_tree_path(t, b);
+	int c = 0;
+	if (pa && pb)
+		c = strcmp(pa, pb);
+	else
+		*nomem = true;
+	free(pa);
+	free(pb);
+	return c;
+}
+
+/*
+ * Makes each hard-linked file's first name the one first in byte order of
+ * the paths, so that which name counts the size (and which is flagged
+ * FIDX_TREE_LINK) is the same whatever order the store gave the rows in: two
+ * stores, or two scans of one tree, give the same tree.  Returns 0, or -1
+ * (ENOMEM).
+ */
+static int first_names(struct load *l)
+{
+	struct fidx_tree *t = l->t;
+	bool nomem = false;
+	for (size_t k = 0; k < l->nlinks && !nomem; k++) {
+		struct link *o = &l->links[k];
+		struct inode *f = &l->inodes[o->inode];
+		if (path_cmp(t, o->node, f->node, &nomem) >= 0)
+			continue;
+		t->nodes[o->node].flags &= (uint8_t)~FIDX_TREE_LINK;
+		t->nodes[f->node].flags |= FIDX_TREE_LINK;
+		struct link was = {o->inode, f->node, f->dir};
+		f->node = o->node;
+		f->dir = o->dir;
+		*o = was;
+	}
+	return nomem ? (errno = ENOMEM, -1) : 0;
+}
+
+/*
  * Links children to parents (kids[]), adds sums from the leaves up, counts
  * hard links once per subtree, and sets *reached to the rows in the top's
  * tree (fewer than were read when a row is in no tree: a second row of one
@@ -280,6 +330,8 @@ static int finish(struct load *l, int64_t *reached)
 {
 	struct fidx_tree *t = l->t;
 	uint32_t n = t->nnodes;
+	if (first_names(l) < 0)
+		return -1;
 	uint64_t *stamp = l->nlinks ? calloc(n, sizeof(*stamp)) : NULL;
 	if (!(t->kids = malloc((size_t)(n ? n : 1) * sizeof(*t->kids))) || (l->nlinks && !stamp)) {
 		free(stamp);

@@ -16,9 +16,9 @@
  * A directory no row names (a scan still running, a row damaged) is made
  * from its children's paths and marked FIDX_TREE_NO_ROW.  A file with
  * several hard links counts once in every directory that holds one of its
- * names, like du; its later names (at another directory, or the same)
- * show their size but add nothing more where the first one counted
- * (FIDX_TREE_LINK).  Memory: about 80 bytes an entry and its name
+ * names, like du; its names other than the first in byte order of the
+ * paths (whatever order the store gives the rows in) show their size but
+ * add nothing more where the first one counted (FIDX_TREE_LINK).  Memory: about 80 bytes an entry and its name
  * (a 1M-entry scan, ~100 MiB).
  */
 #ifndef FIDX_TREE_H
@@ -38,7 +38,7 @@
 enum {
 	FIDX_TREE_ERROR = 1,   /* its row has an error (an entry fidx could not read whole) */
 	FIDX_TREE_NO_SIZE = 2, /* its row has no sizes (not stat'ed): counts nothing */
-	FIDX_TREE_LINK = 4,    /* a later name of a hard-linked file, counted at its first */
+	FIDX_TREE_LINK = 4,    /* a hard-linked file's name not first in byte order: counted at that one */
 	FIDX_TREE_NO_ROW = 8,  /* a directory known only from the paths below it */
 };
 

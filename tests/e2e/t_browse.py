@@ -13,7 +13,7 @@ the ground truth:
     name) against `fidx du --json -b`, os.lstat and coreutils du;
   * each sort order (size, count, time, name, and each reversed), the
     apparent/allocated toggle, Enter and left (not above PATH);
-  * hard links: counted once (coreutils du agrees), later names marked H;
+  * hard links: counted once (coreutils du agrees), names but the first marked H;
   * help, info (full path, type, sizes, row id from the database, the error
     text), the duplicates of a file (the other copy named), a shell in the
     selected folder (`pwd > FILE; exit`), a resize;

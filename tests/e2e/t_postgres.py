@@ -121,6 +121,16 @@ def check_scan_row(chk, pg, want, root):
 	chk.eq("scan row: sealed", f[7], "t")
 
 
+def first_difference(a, b):
+	"""Where two lists first differ (index and both items), or both values, shortened."""
+	if isinstance(a, list) and isinstance(b, list):
+		for i, (x, y) in enumerate(zip(a, b)):
+			if x != y:
+				return "item %d: %s / %s" % (i, lib.short(x), lib.short(y))
+		return "%d / %d items" % (len(a), len(b))
+	return "%s / %s" % (lib.short(a), lib.short(b))
+
+
 def check_queries(chk, target, sqlite_db):
 	"""Every query command: the server's answer is SQLite's."""
 	commands = [["find", "-l"], ["find", "--json"], ["du"], ["du", "--depth", "3", "--json"], ["stats"],
@@ -167,8 +177,8 @@ def check_queries(chk, target, sqlite_db):
 		      if (data[0] or {}).get(k) != (data[1] or {}).get(k))
 	chk.ok("report: the server's page holds SQLite's data", data[0] and not diff,
 	       "%s; differ: %s" % (lib.short(pages[0].err), ", ".join(
-		       "%s: %s / %s" % (k, lib.short(repr(data[0].get(k))[:400]),
-					lib.short(repr(data[1].get(k))[:400])) for k in diff)))
+		       "%s: %s" % (k, first_difference(data[0].get(k), data[1].get(k)))
+		       for k in diff)))
 	for cmd in commands:
 		a = run_fidx(*cmd, "--db", target)
 		b = run_fidx(*cmd, "--db", sqlite_db)

@@ -227,6 +227,7 @@ def main():
 		lib.check_fatal(chk, "-o in a missing folder", res, mention=b"missing/r.html")
 		chk.ok("-o in a missing folder: nothing left", not os.path.exists(base + b"/missing"))
 		check_budget(chk, base)
+		check_link_order(chk, base)
 		check_damaged(chk, base, db, top)
 		res = run_fidx("report", "-o", "-", db, top + b"/a")
 		data = page_data(res.out)
@@ -298,6 +299,26 @@ def check_budget(chk, base):
 	       repr([(names.get(n[0]), n[1], n[2]) for n in tree][:20]))
 	chk.ok("--nodes 60: A's smaller files in its '+' node",
 	       any(n[2] == "+" and names.get(n[0]) == "A" for n in tree))
+
+
+def check_link_order(chk, base):
+	"""Of a hard-linked file's names, the first in path order counts (no H flag), whichever
+	the walk met first: pairs across two folders, half of them each way."""
+	top = base + b"/links"
+	for d in (b"p", b"q"):
+		os.makedirs(top + b"/" + d)
+	for i in range(8):
+		first, other = (b"p", b"q") if i % 2 else (b"q", b"p")
+		write(top + b"/%s/n%d" % (first, i), b"%d" % i * (1000 + i))
+		os.link(top + b"/%s/n%d" % (first, i), top + b"/%s/n%d" % (other, i))
+	db = base + b"/links.db"
+	assert run_fidx("scan", "-q", "-j1", "--hash", "none", "-o", db, top).rc == 0
+	data = page_data(run_fidx("report", "--no-dupes", "--top", "100", "-o", "-", db).out)
+	flagged = sorted((e[0], e[5] & 4) for e in (data["largest"] if data else []))
+	want = sorted(((top + b"/%s/n%d" % (d, i)).decode(), 4 if d == b"q" else 0)
+		      for i in range(8) for d in (b"p", b"q"))
+	chk.eq("hard links: the name first in path order counts, the other is flagged H",
+	       flagged, want)
 
 
 def check_damaged(chk, base, db, top):

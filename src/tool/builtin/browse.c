@@ -93,9 +93,10 @@ static const struct fidx_help browse_help = {
 		"total; COUNT is the entries below a directory (the newest time below\n"
 		"when sorted by time).  M marks: ! an error recorded for the entry, e an\n"
 		"error below it, . a directory known only from the paths below it (no\n"
-		"row), H a later name of a hard-linked file (it counts at its first name),\n"
-		"? no sizes recorded, @ a symlink or special file.  Names are shown\n"
-		"escaped: \\n, \\x1b, \\xff for control bytes and bytes that are not UTF-8.\n\n",
+		"row), H a hard-linked file's name other than its first in path order\n"
+		"(its size counts at the first), ? no sizes recorded, @ a symlink or\n"
+		"special file.  Names are shown escaped: \\n, \\x1b, \\xff for control\n"
+		"bytes and bytes that are not UTF-8.\n\n",
 	.footer = "\nExit status: 0 quit, 2 usage or fatal error (not a terminal, no selected\n"
 		  "scan holds PATH).\n",
 };
@@ -565,7 +566,7 @@ static void show_info(struct browse *b)
 		add_line(&l, "entries   %" PRIu64 " below, %" PRIu64 " with an error", v->entries - 1,
 			 v->errors - (v->flags & FIDX_TREE_ERROR ? 1 : 0));
 	if (v->flags & FIDX_TREE_LINK)
-		add_line(&l, "hard link a later name of a file: its size counts at its first name");
+		add_line(&l, "hard link not the file's first name in path order: its size counts there");
 	if (v->id) {
 		struct fidx_rows_query rq;
 		struct fidx_error err;
