@@ -119,11 +119,13 @@ struct plan {
 	uint64_t rows;               /* rows of the scan */
 };
 
+/* Frees what p holds and empties it, so that a second call frees nothing. */
 static void plan_free(struct plan *p)
 {
 	free(p->base);
 	free(p->own);
 	free(p->runs);
+	*p = (struct plan){0};
 }
 
 /* Appends a row of the earlier scan.  Returns false when out of memory. */
