@@ -15,7 +15,8 @@ Checked:
     deterministic figures, no timing);
   * every query answers the same from both stores, column by column (the
     ids each server gives its rows aside): scans, find -l and a substring
-    find (the path index of whole scans, the rows of changed ones), export
+    find (the path index of whole scans; of changed ones, that of the whole
+    scan their chain ends in and the rows above it), export
     jsonl and csv, du, stats, dupes, match, diff between two days of a host
     (composed along the chain), and the default selection of the fleet;
   * fidx prune: --dry-run drops nothing; --keep 2 --host alpha drops that
@@ -25,7 +26,14 @@ Checked:
   * a row lent along a chain altered with psql: the verify of the scan that
     stores it names it, a later scan's seal differs; made damaged, it stops
     a whole read of the scan but not a diff of two scans of the chain, which
-    composes the changes stored and never reads a row they share.
+    composes the changes stored and never reads a row they share;
+  * find on a chain of changes at every depth up to PG_DELTA_DEPTH (a third
+    tree, ten days: files added, removed, renamed, rewritten, a path gone at
+    depth 2 and back at depth 3) answers byte for byte as the same scan
+    pushed whole, for hostile names (a newline, not UTF-8, %, _, \, glob
+    characters), -i, a glob, a regex, -l, and patterns without a trigram;
+    and a pattern with trigrams reads the path index of the chain's whole
+    scan (PostgreSQL's statistics of fidx.path_block).
 """
 
 import csv
@@ -33,6 +41,7 @@ import io
 import json
 import os
 import sys
+import time
 
 import lib
 from lib import Checker, run_fidx, write
@@ -92,15 +101,16 @@ def no_ids(out, fmt):
 	return rows
 
 
-def compare(chk, label, delta, full, *args, fmt=None):
-	"""Runs fidx args against both stores: the same exit and output (rows without ids)."""
+def compare(chk, label, delta, full, *args, fmt=None, empty=False):
+	"""Runs fidx args against both stores: the same exit and output (rows without ids), not
+	empty unless empty."""
 	a = run_fidx(*args[:1], "--db", delta, *args[1:])
 	b = run_fidx(*args[:1], "--db", full, *args[1:])
 	if fmt:
 		same = a.rc == b.rc == 0 and no_ids(a.out, fmt) == no_ids(b.out, fmt)
 	else:
 		same = a.rc == b.rc and a.out == b.out and a.err == b.err
-	chk.ok("%s: the same from both stores" % label, same and a.out,
+	chk.ok("%s: the same from both stores" % label, same and (a.out or empty),
 	       lib.short(a.out[:300] + a.err) + " / " + lib.short(b.out[:300] + b.err))
 
 
@@ -179,6 +189,89 @@ def check_tamper(chk, pg, delta, scans):
 	chk.ok("composed diff: a diff of the first and last scans reads only their changes",
 	       res.rc < 14 and b"damaged" not in res.err and b"added-" in res.out,
 	       "exit %d: %s" % (res.rc, lib.short(res.err + res.out[-300:])))
+
+# The names of the tree of check_find(): hostile bytes and pattern characters.
+ODD = [b"new\nline name", b"bad\xff\xfeutf8 name", b"100%_done", b"under_score",
+       b"back\\slash", b"glob*star?[x]", b"CamelCase.TXT"]
+FIND_DAYS = 10  # a whole scan, eight days of changes (PG_DELTA_DEPTH), a whole one again
+
+
+def find_change(root, day):
+	"""Day day's changes: three files rewritten, one removed, one added, one renamed; the
+	file comeback removed on day 2 and back on day 3, a hostile name rewritten on day 4."""
+	for i in range(3):
+		write(root + b"/g%d/file%03d.dat" % ((day * 3 + i) % 10, (day * 7 + i) % 40),
+		      b"rewritten on day %d\n" % day)
+	os.unlink(root + b"/g%d/file%03d.dat" % ((day + 5) % 10, 39 - day))
+	write(root + b"/g%d/added-%d %%_\\[*]" % (day % 10, day), b"added on day %d\n" % day)
+	os.rename(root + b"/g%d/file%03d.dat" % ((day + 2) % 10, 20 + day),
+		  root + b"/g%d/renamed-%d.dat" % ((day + 2) % 10, day))
+	if day == 2:
+		os.unlink(root + b"/g3/comeback-file")
+	if day == 3:
+		write(root + b"/g3/comeback-file", b"back again\n")
+	if day == 4:
+		write(root + b"/g1/" + ODD[0], b"rewritten\n")
+
+
+def path_block_reads(pg, db):
+	"""How many times PostgreSQL's statistics say fidx.path_block was read."""
+	return int(pg.psql("SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM"
+			   " pg_stat_user_tables WHERE schemaname = 'fidx' AND relname ="
+			   " 'path_block';", user=ROLE, dbname=db))
+
+
+def check_find(chk, pg, top):
+	"""find on every depth of a chain of changes: the answers of the scan pushed whole."""
+	root, db = top + b"/find", top + b"/find.db"
+	for d in range(10):
+		os.makedirs(root + b"/g%d" % d)
+		for f in range(40):
+			write(root + b"/g%d/file%03d.dat" % (d, f), b"folder %d file %d\n" % (d, f))
+		for name in ODD:
+			write(root + b"/g%d/" % d + name, b"%d\n" % d)
+	write(root + b"/g3/comeback-file", b"here first\n")
+	for day in range(FIND_DAYS):
+		if day:
+			find_change(root, day)
+		lib.settle(root)
+		res = run_fidx("scan", "-q", "--hash", "md5", "-o", db, root)
+		chk.ok("find day %d: scanned" % day, res.rc == 0, lib.short(res.err))
+	for name in ("fdelta", "fwhole"):
+		pg.create_database(name, ROLE)
+	delta = pg.conninfo(user=ROLE, dbname="fdelta")
+	full = pg.conninfo(user=ROLE, dbname="fwhole")
+	res = run_fidx("push", "-q", db, delta, timeout=300)
+	lines = res.out.splitlines()
+	chk.ok("find: pushed as changes, exit 0", res.rc == 0, lib.short(res.out + res.err))
+	chk.eq("find: days 1 to 8 pushed as changes, day 9 whole (the chain's bound)",
+	       [b"(changes from scan" in line for line in lines],
+	       [False] + [True] * (FIND_DAYS - 2) + [False])
+	res = run_fidx("push", "-q", "--full", db, full, timeout=300)
+	chk.ok("find: pushed whole", res.rc == 0 and b"changes from" not in res.out,
+	       lib.short(res.out + res.err))
+	patterns = [["file01"], ["comeback"], ["-i", "COMEBACK"], ["new\nline"], [b"d\xff\xfe"],
+		    [b"\xff\xfe"], ["%_d"], ["r_sc"], ["k\\sl"], ["-g", "glob\\*star*"],
+		    ["-i", "camelcase.txt"], ["-r", "file0[0-9]2"], ["renamed"], ["added-"],
+		    ["-l", "renamed-"], ["ad"], ["-i", "E"]]
+	for day in range(1, FIND_DAYS):
+		for pat in patterns:
+			label = "find day %d (depth %d): %r" % (day, day if day < FIND_DAYS - 1 else 0,
+								pat)
+			compare(chk, label, delta, full, "find", "--scan", str(day + 1), *pat,
+				empty=day == 2 and "comeback" in str(pat).lower())
+	# A pattern with trigrams on the deepest scan of the chain: the whole scan's index read.
+	before = path_block_reads(pg, "fdelta")
+	res = run_fidx("find", "--db", delta, "--scan", str(FIND_DAYS - 1), "comeback")
+	after = before
+	for _ in range(50):
+		after = path_block_reads(pg, "fdelta")
+		if after > before:
+			break
+		time.sleep(0.2)
+	chk.ok("find at depth %d: the path index of the chain's whole scan is read" % (FIND_DAYS - 2),
+	       res.rc == 0 and res.out and after > before,
+	       "reads of path_block %d -> %d: %s" % (before, after, lib.short(res.out + res.err)))
 
 
 def main():
@@ -278,6 +371,8 @@ def main():
 			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
 		with chk.guard("a lent row altered"):
 			check_tamper(chk, pg, delta, ids[DAYS:])
+		with chk.guard("find on every depth of a chain"):
+			check_find(chk, pg, top)
 	chk.done()
 
 

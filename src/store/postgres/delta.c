@@ -21,6 +21,15 @@
  * literals of numbers fidx formats (no value of a user is spliced into SQL).
  * Each reading operation of the backend reads through pg_relation(), so a
  * query sees the same rows, by the same names, whichever way a scan is kept.
+ *
+ * find splits the chain at its bottom, the whole scan W that has a path
+ * index (pg_lent_open()): the rows W lends T are found through W's index,
+ * each kept when the composed map of W lends its key (its id where it was
+ * made, asked of the server for the index's few candidates: the index holds
+ * the server's ids) on to T (pg_lent_filter()); the rest of T's rows (T's own
+ * and its chain's above W, a few per cent) through the relation of the pairs
+ * above W.  A lent row keeps its owner's id in every relation, so the id of
+ * W's index is the id of that row in T's relation too (fidx_paths_row()).
  */
 #include "postgres.h"
 
@@ -111,6 +120,13 @@ static void pairs_free(struct pairs *p)
 	free(p->hi.p);
 	free(p->off.p);
 	free(p->fill.p);
+}
+
+/* Whether out of memory struck any string of p. */
+static bool pairs_nomem(const struct pairs *p)
+{
+	return p->owners.nomem || p->targets.nomem || p->lo.nomem || p->hi.nomem ||
+	       p->off.nomem || p->fill.nomem;
 }
 
 /* The link of scan among the n links, or NULL. */
@@ -316,12 +332,46 @@ static int target_pairs(struct pairs *p, const struct link *l, size_t nl, int64_
 	return rc;
 }
 
+/*
+ * Makes *rel (malloc'ed) the derived table of the rows of the pairs p (at
+ * least one interval), and frees p.  Returns 0, or -1 with err set.
+ */
+static int relation_sql(struct pairs *p, char **rel, struct fidx_error *err)
+{
+	struct str s = {0};
+	/* The columns of fidx.file but those the scan gives: scan_id, digests_from, origin_id. */
+	add(&s, " (SELECT f.id, p.t AS scan_id");
+	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++) {
+		const char *name = fidx_seal_file_columns[i].name;
+		if (strcmp(name, "digests_from") == 0)
+			add(&s, ", CASE WHEN ('{%s}'::bigint[])[k.b] <> 0 AND f.digests_from IS NULL"
+			    " AND coalesce(f.md5, f.sha1, f.sha256, f.sha512, f.xxh128) IS NOT NULL"
+			    " THEN ('{%s}'::bigint[])[k.b] ELSE f.digests_from END AS digests_from",
+			    p->fill.p, p->fill.p);
+		else
+			add(&s, ", f.%s", name);
+	}
+	add(&s, ", f.host_id, k.k - (p.n << 40) + ('{%s}'::bigint[])[k.b] AS origin_id,"
+	    " p.o AS owner FROM ROWS FROM (pg_catalog.unnest('{%s}'::bigint[]),"
+	    " pg_catalog.unnest('{%s}'::bigint[])) WITH ORDINALITY p(o, t, n) JOIN fidx.file f ON f.scan_id = p.o"
+	    " CROSS JOIN LATERAL (SELECT (p.n << 40) | coalesce(f.origin_id, f.id) AS k) k0"
+	    " CROSS JOIN LATERAL (SELECT k0.k, pg_catalog.width_bucket(k0.k, '{%s}'::bigint[])"
+	    " AS b) k WHERE k.b > 0 AND k.k <= ('{%s}'::bigint[])[k.b]) f",
+	    p->off.p, p->owners.p, p->targets.p, p->lo.p, p->hi.p);
+	pairs_free(p);
+	if (s.nomem) {
+		free(s.p);
+		return fidx_fail_nomem(err);
+	}
+	*rel = s.p;
+	return 0;
+}
+
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
 		char **rel, struct fidx_error *err)
 {
 	struct link *l;
 	struct pairs p = {0};
-	struct str s = {0};
 	int64_t two[2];
 	*rel = NULL;
 	if (n != 1)
@@ -344,8 +394,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 	for (ssize_t i = 0; i < nl; i++)
 		free(l[i].runs);
 	free(l);
-	if (rc == 0 && (p.owners.nomem || p.targets.nomem || p.lo.nomem || p.hi.nomem ||
-			p.off.nomem || p.fill.nomem))
+	if (rc == 0 && pairs_nomem(&p))
 		rc = fidx_fail_nomem(err);
 	if (rc < 0) {
 		pairs_free(&p);
@@ -358,32 +407,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 			return fidx_fail_nomem(err);
 		return 1;
 	}
-	/* The columns of fidx.file but those the scan gives: scan_id, digests_from, origin_id. */
-	add(&s, " (SELECT f.id, p.t AS scan_id");
-	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++) {
-		const char *name = fidx_seal_file_columns[i].name;
-		if (strcmp(name, "digests_from") == 0)
-			add(&s, ", CASE WHEN ('{%s}'::bigint[])[k.b] <> 0 AND f.digests_from IS NULL"
-			    " AND coalesce(f.md5, f.sha1, f.sha256, f.sha512, f.xxh128) IS NOT NULL"
-			    " THEN ('{%s}'::bigint[])[k.b] ELSE f.digests_from END AS digests_from",
-			    p.fill.p, p.fill.p);
-		else
-			add(&s, ", f.%s", name);
-	}
-	add(&s, ", f.host_id, k.k - (p.n << 40) + ('{%s}'::bigint[])[k.b] AS origin_id,"
-	    " p.o AS owner FROM ROWS FROM (pg_catalog.unnest('{%s}'::bigint[]),"
-	    " pg_catalog.unnest('{%s}'::bigint[])) WITH ORDINALITY p(o, t, n) JOIN fidx.file f ON f.scan_id = p.o"
-	    " CROSS JOIN LATERAL (SELECT (p.n << 40) | coalesce(f.origin_id, f.id) AS k) k0"
-	    " CROSS JOIN LATERAL (SELECT k0.k, pg_catalog.width_bucket(k0.k, '{%s}'::bigint[])"
-	    " AS b) k WHERE k.b > 0 AND k.k <= ('{%s}'::bigint[])[k.b]) f",
-	    p.off.p, p.owners.p, p.targets.p, p.lo.p, p.hi.p);
-	pairs_free(&p);
-	if (s.nomem) {
-		free(s.p);
-		return fidx_fail_nomem(err);
-	}
-	*rel = s.p;
-	return 1;
+	return relation_sql(&p, rel, err) < 0 ? -1 : 1;
 }
 
 int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
@@ -399,4 +423,104 @@ int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
 	int rc = PQntuples(res) > 0;
 	PQclear(res);
 	return rc;
+}
+
+int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct fidx_error *err)
+{
+	static const struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
+	struct link *l;
+	struct pairs p = {0};
+	*out = (struct pg_lent){0};
+	ssize_t nl = load_links(st, &scan, 1, &l, err);
+	if (nl <= 0)
+		return (int)nl;
+	/* The bottom of the chain: the scan no link names as kept as changes. */
+	int64_t base = scan;
+	const struct link *k;
+	size_t steps = 0;
+	while ((k = link_of(l, (size_t)nl, base)) && ++steps <= (size_t)nl)
+		base = k->base;
+	int rc = k ? fidx_fail(err, EBADMSG, "the changes of scan %" PRId64 " are damaged:"
+			       " its chain of bases loops", scan) : 0;
+	if (rc == 0 && map_between(l, (size_t)nl, base, scan, &out->map, &out->n, err) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = chain_pairs(&p, l, (size_t)nl, scan, &whole, 1, base, err);
+	for (ssize_t i = 0; i < nl; i++)
+		free(l[i].runs);
+	free(l);
+	if (rc == 0 && pairs_nomem(&p))
+		rc = fidx_fail_nomem(err);
+	if (rc == 0)
+		return relation_sql(&p, &out->rel, err) < 0 ? (pg_lent_free(out), -1)
+							    : (out->base = base, 1);
+	pairs_free(&p);
+	pg_lent_free(out);
+	return -1;
+}
+
+/* Whether key lies in one of the n sorted intervals of m. */
+static bool in_map(const struct fidx_delta_map *m, size_t n, int64_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].hi < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && m[lo].lo <= key;
+}
+
+/* Orders ids. */
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int pg_lent_filter(struct pg_store *st, const struct pg_lent *l, const int64_t *ids, size_t n,
+		   bool *keep, struct fidx_error *err)
+{
+	struct str s = {0};
+	struct pg_params p = {0};
+	add(&s, "{");
+	for (size_t i = 0; i < n; i++)
+		add(&s, "%s%" PRId64, i ? "," : "", ids[i]);
+	add(&s, "}");
+	if (s.nomem) {
+		free(s.p);
+		return fidx_fail_nomem(err);
+	}
+	pg_param_int(&p, l->base);
+	pg_param_text(&p, s.p);
+	PGresult *res = pg_exec(st, "SELECT id, coalesce(origin_id, id) FROM fidx.file"
+				" WHERE scan_id = $1 AND id = ANY($2::bigint[])", &p, "read", err);
+	free(s.p);
+	if (!res)
+		return -1;
+	int rows = PQntuples(res);
+	int64_t *lent = malloc(((size_t)rows + 1) * sizeof(*lent));
+	if (!lent) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	size_t nlent = 0;
+	for (int r = 0; r < rows; r++)
+		if (in_map(l->map, l->n, pg_int(res, r, 1)))
+			lent[nlent++] = pg_int(res, r, 0);
+	PQclear(res);
+	qsort(lent, nlent, sizeof(*lent), cmp_id);
+	for (size_t i = 0; i < n; i++)
+		keep[i] = bsearch(&ids[i], lent, nlent, sizeof(*lent), cmp_id) != NULL;
+	free(lent);
+	return rows;
+}
+
+void pg_lent_free(struct pg_lent *l)
+{
+	free(l->map);
+	free(l->rel);
+	*l = (struct pg_lent){0};
 }

@@ -8,7 +8,7 @@
  *     read.c         scan rows, row iterators (cursors), rows by id, paths
  *     seal.c         row hashes kept, seals written and verified
  *     delta.c        scans kept as their changes (schema 8) read whole: the FROM
- *                    item every read goes through
+ *                    item every read goes through; split for find's path index
  *     pathstore.c    the path index of find: built after a scan, read by find
  *
  * A target is a libpq URI (postgresql://...) or a conninfo string
@@ -301,6 +301,33 @@ int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_r
  */
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
 		char **rel, struct fidx_error *err);
+
+struct fidx_delta_map;
+
+/* The rows of a scan kept as changes split for find at the whole scan its chain ends in. */
+struct pg_lent {
+	int64_t base;                 /* that whole scan */
+	struct fidx_delta_map *map;   /* its ids where they were made lent to the scan, sorted */
+	size_t n;                     /* how many intervals (0: none) */
+	char *rel;                    /* the FROM item of the scan's other rows (pg_relation's) */
+};
+
+/*
+ * Fills *out for scan: 1 when it is kept as changes, 0 (out emptied) when
+ * it is kept whole, or -1 with err set.  pg_lent_free() frees it.
+ */
+int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct fidx_error *err);
+
+/*
+ * Sets keep[i] to whether the row of id ids[i] (n ids, each a row of
+ * l->base) is lent on to l's scan.  Returns how many of the ids are rows of
+ * l->base (fewer than n: a damaged index named them), or -1 with err set.
+ */
+int pg_lent_filter(struct pg_store *st, const struct pg_lent *l, const int64_t *ids, size_t n,
+		   bool *keep, struct fidx_error *err);
+
+/* Frees what l holds and empties it. */
+void pg_lent_free(struct pg_lent *l);
 
 /* Whether scan_id is kept as changes.  Returns 1, 0, or -1 with err set. */
 int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err);

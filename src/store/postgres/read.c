@@ -66,15 +66,22 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 
 /*
  * The FROM clause of a reader's SELECT of the rows of its scans, malloc'ed:
- * their relation (pg_relation(), changed_from as it takes it), joined to file_digest when its columns are
- * read.  Returns it, or NULL with err set.
+ * the relation given (not NULL), else theirs (pg_relation(), changed_from as
+ * it takes it), joined to file_digest when its columns are read.  Returns
+ * it, or NULL with err set.
  */
 static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_t changed_from,
-			 struct fidx_error *err)
+			 const char *given, struct fidx_error *err)
 {
 	char *rel, *from;
-	if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0)
+	if (given) {
+		if (!(rel = strdup(given))) {
+			fidx_fail_nomem(err);
+			return NULL;
+		}
+	} else if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0) {
 		return NULL;
+	}
 	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
 		     " ON d.file_id = f.id" : "") < 0) {
 		from = NULL;
@@ -224,12 +231,14 @@ static void rows_free(struct pg_rows *it)
 }
 
 /*
- * Opens the iterator of q's rows; with digest (a digest column's name) only
- * those whose digest is one of the array literal digests.  Returns it, or
- * NULL with err set.
+ * Opens the iterator of q's rows, read from rel (NULL: their relation,
+ * pg_relation()); with digest (a digest column's name) only those whose
+ * digest is one of the array literal digests.  Returns it, or NULL with err
+ * set.
  */
 static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_query *q,
-				   const char *digest, const char *digests, struct fidx_error *err)
+				   const char *rel, const char *digest, const char *digests,
+				   struct fidx_error *err)
 {
 	struct pg_rows *it = calloc(1, sizeof(*it));
 	char cols[1400], *sql = NULL, *from = NULL;
@@ -245,7 +254,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 				 .roots = q->roots, .nscans = q->nscans};
 	select_list(&it->rd, st->base.version, cols, sizeof(cols));
 	size_t cap = 0;
-	if (!(from = from_clause(st, &it->rd, q->changed_from, err)) ||
+	if (!(from = from_clause(st, &it->rd, q->changed_from, rel, err)) ||
 	    !(sql = malloc(cap = strlen(from) + strlen(cols) + 4096))) {
 		if (from)
 			fidx_fail_nomem(err);
@@ -315,7 +324,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 struct fidx_rows *pg_rows(struct fidx_store *base, const struct fidx_rows_query *q,
 			  struct fidx_error *err)
 {
-	return rows_open(pg_of(base), q, NULL, NULL, err);
+	return rows_open(pg_of(base), q, NULL, NULL, NULL, err);
 }
 
 struct fidx_rows *pg_rows_by_digest(struct fidx_store *base, const struct fidx_rows_query *q,
@@ -336,8 +345,8 @@ struct fidx_rows *pg_rows_by_digest(struct fidx_store *base, const struct fidx_r
 			at += (size_t)sprintf(lit + at, "%02x", digests[i * len + b]);
 	}
 	memcpy(lit + at, "}", 2);
-	struct fidx_rows *it = rows_open(pg_of(base), q, fidx_columns[FIDX_COL_MD5 + d].name, lit,
-					 err);
+	struct fidx_rows *it = rows_open(pg_of(base), q, NULL, fidx_columns[FIDX_COL_MD5 + d].name,
+					 lit, err);
 	free(lit);
 	return it;
 }
@@ -407,7 +416,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
-	if (!(from = from_clause(st, rd, 0, err))) {
+	if (!(from = from_clause(st, rd, 0, NULL, err))) {
 		free(ids);
 		return -1;
 	}
@@ -455,20 +464,195 @@ int pg_row(struct fidx_store *base, const struct fidx_rows_query *q, int64_t id,
 
 /* ----------------------------------------------------------------- paths --- */
 
+/*
+ * find's paths of scan T, in byte order, come from one of three places:
+ *
+ *   T whole, with a path index:  the chosen blocks of its index (pathstore.c)
+ *   T kept as changes, its chain ending in a whole scan W with an index:
+ *        W's chosen blocks ─► the paths holding every literal, BATCH at a time
+ *            ─► kept when W lends the row on to T (pg_lent_filter()) ─┐
+ *        T's other rows (its own, its chain's above W), byte order ───┴─► merged
+ *   else (no trigram, no index):  every row of T, in byte order
+ *
+ * A lent row has W's id in T's relation too, so fidx_paths_row() reads it by
+ * the id W's index gives.
+ */
+
+/* Candidates of W's index checked with one statement. */
+#define BATCH 4096
+
+/* A batch of W's paths that may match, and which of them T holds. */
+struct batch {
+	int64_t id[BATCH];
+	size_t at[BATCH], len[BATCH];   /* each path: where it begins in bytes, its length */
+	bool keep[BATCH];               /* T holds it */
+	char *bytes;                    /* the paths, each NUL-terminated */
+	size_t used, cap;
+	size_t n, next;                 /* how many; the next to look at */
+	bool end;                       /* W's index gave its last */
+};
+
 struct pg_paths {
 	struct fidx_paths base;
-	struct pg_pathindex *index;     /* the blocks of the literals' trigrams, or NULL: */
-	struct pg_rows *rows;           /* ... every path of the scan, in byte order */
+	struct pg_pathindex *index;     /* blocks of the literals' trigrams (T's, W's), or NULL */
+	struct pg_rows *rows;           /* every path of T, or with batch T's rows not W's */
+	struct pg_lent lent;            /* T kept as changes, read through W's index: W, its map */
+	struct batch *batch;            /* then: W's candidates */
+	const struct fidx_row *own;     /* then: the next of rows, not given yet (NULL: to read) */
+	bool own_end;                   /* then: rows gave its last */
+	char *lits;                     /* then: the literals, ASCII letters folded, one after */
+	size_t *litlen, nlit;           /* the other, and their lengths */
 	int64_t scan;
 	char *root;
 	struct fidx_row entry;          /* the entry given last */
-	struct pg_reader whole;            /* its whole row (fidx_paths_row()) */
+	struct pg_reader whole;         /* its whole row (fidx_paths_row()) */
 };
 
+/* Fills err with "the path index of scan S ... is damaged: what" (EBADMSG).  Returns -1. */
+static int index_damaged(struct pg_store *st, int64_t scan, const char *what,
+			 struct fidx_error *err)
+{
+	return fidx_fail(err, EBADMSG, "the path index of scan %" PRId64 " in database '%s'%s is"
+			 " damaged: %s", scan, fidx_quote(st->name), st->origin, what);
+}
+
+/* Keeps the nlit literals lit in it, folded, and a batch.  Returns 0, or -1 with err set. */
+static int merge_start(struct pg_paths *it, const struct fidx_findpat_literal *lit, size_t nlit,
+		       struct fidx_error *err)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < nlit; i++)
+		total += lit[i].len;
+	it->lits = malloc(total + 1);
+	it->litlen = malloc((nlit + 1) * sizeof(*it->litlen));
+	it->batch = calloc(1, sizeof(*it->batch));
+	if (!it->lits || !it->litlen || !it->batch)
+		return fidx_fail_nomem(err);
+	char *at = it->lits;
+	for (size_t i = 0; i < nlit; i++) {
+		for (size_t k = 0; k < lit[i].len; k++)
+			*at++ = (char)fidx_findpat_fold((unsigned char)lit[i].s[k]);
+		it->litlen[i] = lit[i].len;
+	}
+	it->nlit = nlit;
+	return 0;
+}
+
+/* Whether path (len bytes) holds every literal of it, ASCII letters folded. */
+static bool holds(const struct pg_paths *it, const char *path, size_t len)
+{
+	const char *l = it->lits;
+	for (size_t i = 0; i < it->nlit; l += it->litlen[i++]) {
+		size_t n = it->litlen[i], k = 0;
+		for (size_t at = 0; k < n && at + n <= len; at++)
+			for (k = 0; k < n && fidx_findpat_fold((unsigned char)path[at + k]) ==
+					     (unsigned char)l[k]; k++)
+				;
+		if (k < n)
+			return false;
+	}
+	return true;
+}
+
 /*
- * Opens the path index of it->scan, narrowed to the trigrams of the nlit
- * literals.  Returns 1 when it reads from it, 0 when it cannot (no
- * trigram, or no index), or -1 with err set.
+ * Refills it's batch: the next BATCH paths of W's index that hold every
+ * literal, each marked with whether T holds it.  Returns 0, or -1 with err
+ * set.
+ */
+static int batch_fill(struct pg_store *st, struct pg_paths *it, struct fidx_error *err)
+{
+	struct batch *b = it->batch;
+	struct fidx_pathent e;
+	int rc = 1;
+	b->n = b->next = b->used = 0;
+	while (b->n < BATCH && (rc = pg_pathindex_next(it->index, &e, err)) == 1) {
+		if (!fidx_path_in_tree(e.path, it->root))
+			return index_damaged(st, it->lent.base, "a path outside the scan's root",
+					     err);
+		if (!holds(it, e.path, e.len))
+			continue;
+		if (b->cap - b->used <= e.len) {
+			size_t cap = b->cap ? b->cap : 65536;
+			while (cap - b->used <= e.len)
+				cap *= 2;
+			char *p = realloc(b->bytes, cap);
+			if (!p)
+				return fidx_fail_nomem(err);
+			b->bytes = p;
+			b->cap = cap;
+		}
+		memcpy(b->bytes + b->used, e.path, e.len + 1);
+		b->id[b->n] = e.id;
+		b->at[b->n] = b->used;
+		b->len[b->n++] = e.len;
+		b->used += e.len + 1;
+	}
+	if (rc < 0)
+		return -1;
+	b->end = rc == 0;
+	if (!b->n)
+		return 0;
+	int found = pg_lent_filter(st, &it->lent, b->id, b->n, b->keep, err);
+	if (found < 0)
+		return -1;
+	if ((size_t)found != b->n)
+		return index_damaged(st, it->lent.base, "a row it names is missing", err);
+	return 0;
+}
+
+/*
+ * Gives in *entry the next path of T kept as changes: of W's that T holds
+ * and of T's other rows, the first in byte order.  Returns 1, 0 at the end,
+ * or -1 with err set.
+ */
+static int merge_next(struct pg_store *st, struct pg_paths *it, const struct fidx_row **entry,
+		      struct fidx_error *err)
+{
+	struct batch *b = it->batch;
+	for (;;) {
+		while (b->next < b->n && !b->keep[b->next])
+			b->next++;
+		if (b->next < b->n || b->end)
+			break;
+		if (batch_fill(st, it, err) < 0)
+			return -1;
+	}
+	if (!it->own && !it->own_end) {
+		int rc = pg_rows_next(&it->rows->base, &it->own, err);
+		if (rc < 0)
+			return -1;
+		it->own_end = rc == 0;
+	}
+	bool lent = b->next < b->n;
+	if (!lent && !it->own)
+		return 0;
+	if (lent && it->own) {
+		size_t n = b->len[b->next], m = fidx_row_len(it->own, FIDX_COL_PATH);
+		int c = memcmp(b->bytes + b->at[b->next], fidx_row_text(it->own, FIDX_COL_PATH),
+			       n < m ? n : m);
+		lent = c < 0 || (c == 0 && n < m);
+	}
+	if (lent) {
+		it->entry.has = FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID) |
+				FIDX_COLUMN(FIDX_COL_PATH);
+		it->entry.v[FIDX_COL_ID].i = b->id[b->next];
+		it->entry.v[FIDX_COL_SCAN_ID].i = it->scan;
+		it->entry.v[FIDX_COL_PATH].p = b->bytes + b->at[b->next];
+		it->entry.v[FIDX_COL_PATH].n = b->len[b->next++];
+	} else {
+		it->entry = *it->own;
+		it->own = NULL;
+	}
+	*entry = &it->entry;
+	return 1;
+}
+
+/*
+ * Opens the path index that narrows it->scan to the trigrams of the nlit
+ * literals: its own (returns 1), or when it is kept as changes that of the
+ * whole scan its chain ends in (returns 2: it->lent and the batch set).
+ * Returns 0 when neither can be read (no trigram, or no index), or -1 with
+ * err set.
  */
 static int paths_index(struct pg_store *st, struct pg_paths *it,
 		       const struct fidx_findpat_literal *lit, size_t nlit, struct fidx_error *err)
@@ -478,6 +662,13 @@ static int paths_index(struct pg_store *st, struct pg_paths *it,
 	if (fidx_pathindex_literal_trigrams(lit, nlit, &tri, &ntri, err) < 0)
 		return -1;
 	int rc = ntri ? pg_pathindex_open(st, it->scan, tri, ntri, &it->index, err) : 0;
+	if (rc == 0 && ntri && (rc = pg_lent_open(st, it->scan, &it->lent, err)) == 1) {
+		rc = pg_pathindex_open(st, it->lent.base, tri, ntri, &it->index, err);
+		if (rc == 1)
+			rc = merge_start(it, lit, nlit, err) < 0 ? -1 : 2;
+		else
+			pg_lent_free(&it->lent);
+	}
 	free(tri);
 	return rc;
 }
@@ -486,6 +677,7 @@ struct fidx_paths *pg_paths(struct fidx_store *base, int64_t scan, const char *r
 			    const struct fidx_findpat_literal *lit, size_t nlit,
 			    struct fidx_error *err)
 {
+	struct pg_store *st = pg_of(base);
 	struct pg_paths *it = calloc(1, sizeof(*it));
 	if (!it || !(it->root = strdup(root))) {
 		free(it);
@@ -493,39 +685,39 @@ struct fidx_paths *pg_paths(struct fidx_store *base, int64_t scan, const char *r
 		return NULL;
 	}
 	it->scan = scan;
-	int indexed = paths_index(pg_of(base), it, lit, nlit, err);
+	int indexed = paths_index(st, it, lit, nlit, err);
 	if (indexed < 0)
 		goto fail;
-	if (indexed)
+	if (indexed == 1)
 		return &it->base;
+	/* Every row of T, or (indexed 2) those W does not lend it. */
 	struct fidx_rows_query q = {.scans = &it->scan, .roots = (const char *const *)&it->root,
 				    .nscans = 1, .columns = FIDX_COLUMN(FIDX_COL_PATH),
 				    .order = FIDX_ROWS_PATH};
-	if (!(it->rows = (struct pg_rows *)pg_rows(base, &q, err)))
+	if (!(it->rows = (struct pg_rows *)rows_open(st, &q, it->lent.rel, NULL, NULL, err)))
 		goto fail;
 	it->rows->base.st = base;
 	it->rows->base.q = q;
 	return &it->base;
 fail:
-	free(it->root);
-	free(it);
+	pg_paths_close(&it->base);
 	return NULL;
 }
 
 int pg_paths_next(struct fidx_paths *base, const struct fidx_row **entry, struct fidx_error *err)
 {
 	struct pg_paths *it = (struct pg_paths *)base;
+	struct pg_store *st = pg_of(base->st);
 	const struct fidx_row *row;
+	if (it->batch)
+		return merge_next(st, it, entry, err);
 	if (it->index) {
-		struct pg_store *st = pg_of(base->st);
 		struct fidx_pathent e;
 		int rc = pg_pathindex_next(it->index, &e, err);
 		if (rc <= 0)
 			return rc;
 		if (!fidx_path_in_tree(e.path, it->root))
-			return fidx_fail(err, EBADMSG, "the path index of scan %" PRId64 " in database"
-					 " '%s'%s is damaged: a path outside the scan's root",
-					 it->scan, fidx_quote(st->name), st->origin);
+			return index_damaged(st, it->scan, "a path outside the scan's root", err);
 		it->entry.has = FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID) |
 				FIDX_COLUMN(FIDX_COL_PATH);
 		it->entry.v[FIDX_COL_ID].i = e.id;
@@ -571,6 +763,12 @@ void pg_paths_close(struct fidx_paths *base)
 	if (it->rows)
 		pg_rows_close(&it->rows->base);
 	pg_pathindex_close(it->index);
+	pg_lent_free(&it->lent);
+	if (it->batch)
+		free(it->batch->bytes);
+	free(it->batch);
+	free(it->lits);
+	free(it->litlen);
 	free(it->root);
 	free(it);
 }
