@@ -64,6 +64,18 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 	return buf;
 }
 
+/* The FROM clause of a reader's SELECT from relation rel, malloc'ed, or NULL with err set. */
+static char *from_relation(const struct pg_reader *rd, const char *rel, struct fidx_error *err)
+{
+	char *from;
+	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
+		     " ON d.file_id = f.id" : "") < 0) {
+		from = NULL;
+		fidx_fail_nomem(err);
+	}
+	return from;
+}
+
 /*
  * The FROM clause of a reader's SELECT of the rows of its scans, malloc'ed:
  * their relation (pg_relation(), changed_from as it takes it), joined to file_digest when its columns are
@@ -72,14 +84,10 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_t changed_from,
 			 struct fidx_error *err)
 {
-	char *rel, *from;
+	char *rel;
 	if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0)
 		return NULL;
-	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
-		     " ON d.file_id = f.id" : "") < 0) {
-		from = NULL;
-		fidx_fail_nomem(err);
-	}
+	char *from = from_relation(rd, rel, err);
 	free(rel);
 	return from;
 }
@@ -396,9 +404,10 @@ void pg_rows_close(struct fidx_rows *base)
 
 /*
  * Reads the row of id among scans (columns) into *row: 1, 0 when there is
- * none, -1 with err set (damaged: EBADMSG).
+ * none, -1 with err set (damaged: EBADMSG).  rel: the scans' relation
+ * (pg_relation()) when the caller keeps it, or NULL to read it here.
  */
-static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
+static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id, const char *rel,
 		     const struct fidx_row **row, struct fidx_error *err)
 {
 	char cols[1400], *sql, *from;
@@ -407,7 +416,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id,
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
-	if (!(from = from_clause(st, rd, 0, err))) {
+	if (!(from = rel ? from_relation(rd, rel, err) : from_clause(st, rd, 0, err))) {
 		free(ids);
 		return -1;
 	}
@@ -450,7 +459,7 @@ int pg_row(struct fidx_store *base, const struct fidx_rows_query *q, int64_t id,
 	*st->by_id_reader = (struct pg_reader){
 		.columns = q->columns | FIDX_COLUMN(FIDX_COL_ID) | FIDX_COLUMN(FIDX_COL_SCAN_ID),
 		.scans = q->scans, .roots = q->roots, .nscans = q->nscans};
-	return row_by_id(st, st->by_id_reader, id, row, err);
+	return row_by_id(st, st->by_id_reader, id, NULL, row, err);
 }
 
 /* ----------------------------------------------------------------- paths --- */
@@ -463,6 +472,9 @@ struct pg_paths {
 	char *root;
 	struct fidx_row entry;          /* the entry given last */
 	struct pg_reader whole;            /* its whole row (fidx_paths_row()) */
+	char *rel;                      /* the scan's relation (pg_relation()), read at the first
+					 * whole row and kept: find reads in one snapshot, and a
+					 * round trip per row was half of find -l's time */
 };
 
 /*
@@ -552,7 +564,9 @@ int pg_paths_row(struct fidx_paths *base, uint64_t columns, const struct fidx_ro
 				    FIDX_COLUMN(FIDX_COL_SCAN_ID) | FIDX_COLUMN(FIDX_COL_PATH),
 				    .scans = &it->scan, .roots = (const char *const *)&it->root,
 				    .nscans = 1};
-	int rc = row_by_id(st, &it->whole, it->entry.v[FIDX_COL_ID].i, row, err);
+	if (!it->rel && pg_relation(st, &it->scan, 1, 0, &it->rel, err) < 0)
+		return -1;
+	int rc = row_by_id(st, &it->whole, it->entry.v[FIDX_COL_ID].i, it->rel, row, err);
 	if (rc == 1 && strcmp(fidx_row_text(*row, FIDX_COL_PATH),
 			      fidx_row_text(&it->entry, FIDX_COL_PATH)) == 0)
 		return 1;
@@ -571,6 +585,7 @@ void pg_paths_close(struct fidx_paths *base)
 	if (it->rows)
 		pg_rows_close(&it->rows->base);
 	pg_pathindex_close(it->index);
+	free(it->rel);
 	free(it->root);
 	free(it);
 }
