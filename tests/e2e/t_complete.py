@@ -44,11 +44,14 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 ZSH = r'''
 zmodload zsh/zpty
-# Reads the terminal until it shows $1 (or 30 s pass); leaves it all in $out.
+setopt extendedglob
+# Reads the terminal until it shows $1 (or 30 s pass); leaves it all in $out.  The match
+# is on the text without its escape sequences (zsh draws the space after a completed word
+# in bold: "--delete\e[1m \e[0m"), as the script reads the screen.
 wait_for() {
 	local line t=0
 	out=""
-	while [[ $out != *"$1"* ]] && (( t < 300 )); do
+	while [[ ${out//$'\e'\[[0-9;?]#[a-zA-Z]/} != *"$1"* ]] && (( t < 300 )); do
 		if zpty -r -t z line; then out+=$line; else sleep 0.1; (( t++ )); fi
 	done
 }
