@@ -143,6 +143,44 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 	       lib.short(res.out + res.err))
 
 
+def rescan(chk, top, name, day):
+	"""Scans tree top/name as host alpha into top/name.db: built on day 0, then changed."""
+	root, db = top + b"/" + name, top + b"/" + name + b".db"
+	if day:
+		change(root, day)
+	else:
+		build(root, 9)
+	lib.settle(root)
+	p = lib.as_host(b"alpha", "scan", "-q", "--hash", "md5", "-o", db, root)
+	chk.ok("%s day %d: scanned" % (name.decode(), day), p.returncode == 0, lib.short(p.stderr))
+	return db
+
+
+def check_shard_ids(chk, pg, top):
+	"""A scan rebuilt whole by prune on a server whose ids do not ascend (a shard's hosts
+	push to it straight, its sequence ahead): exactly its old rows dropped, sealed."""
+	pg.create_database("shard", ROLE)
+	url = pg.conninfo(user=ROLE, dbname="shard")
+	res = run_fidx("push", "-q", rescan(chk, top, b"shard", 0), url)
+	chk.ok("shard: the first scan pushed", res.rc == 0, lib.short(res.out + res.err))
+	pg.psql("ALTER SEQUENCE fidx.file_id RESTART WITH 1000000000000;", user=ROLE,
+		dbname="shard")
+	res = run_fidx("push", "-q", rescan(chk, top, b"shard", 1), url)
+	chk.ok("shard: the rescan pushed as changes, its ids at 10^12",
+	       res.rc == 0 and b"(changes from scan 1:" in res.out, lib.short(res.out + res.err))
+	pg.psql("ALTER SEQUENCE fidx.file_id RESTART WITH 1;", user=ROLE, dbname="shard")
+	res = run_fidx("prune", "--keep", "1", "--db", url)
+	chk.ok("shard: prune --keep 1 rebuilds the rescan whole",
+	       res.rc == 0 and b"1 rebuilt whole" in res.out, lib.short(res.out + res.err))
+	rows = pg.psql("SELECT count(*), count(DISTINCT origin_id) FROM fidx.file;", user=ROLE,
+		       dbname="shard")
+	want = pg.psql("SELECT entries FROM fidx.scan;", user=ROLE, dbname="shard")
+	chk.eq("shard: the scan kept has its rows once each", rows, "%s|%s" % (want, want))
+	res = run_fidx("verify", "--db", url)
+	chk.ok("shard: its seal verifies", res.rc == 0 and b"intact" in res.out,
+	       lib.short(res.out + res.err))
+
+
 def touched():
 	"""The (folder, file) of every file change() rewrote or removed, any day."""
 	t = set()
@@ -276,6 +314,8 @@ def main():
 					str(last))
 		with chk.guard("prune"):
 			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
+		with chk.guard("prune where ids do not ascend"):
+			check_shard_ids(chk, pg, top)
 		with chk.guard("a lent row altered"):
 			check_tamper(chk, pg, delta, ids[DAYS:])
 	chk.done()

@@ -879,17 +879,17 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 
 /*
  * Rebuilds scan scan_id (kept as changes, of host host_id) whole, in the open
- * transaction: every row it has, read through its chain, written anew as
- * its own in the order of its ids where it was made (so that the ids here
- * ascend as a pushed scan's do), its old rows and its changes dropped, its
- * row hashes and path index made.  Its seal stays.  Returns 0, or -1 with
- * err set.
+ * transaction: every row it has, read through its chain once into a table of
+ * this session, its old rows (exactly those: ids here need not ascend, a shard
+ * hands out its own) and its changes dropped, then the rows written anew as its
+ * own in the order of its ids where it was made (so that the ids here ascend
+ * as a pushed scan's do), its row hashes and path index made.  Its seal stays.
+ * Returns 0, or -1 with err set.
  */
 static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
 			 struct fidx_error *err)
 {
 	char *rel = NULL, *sql = NULL, cols[1024];
-	int64_t first = 0;
 	int rc = -1;
 	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
 		return -1;
@@ -900,41 +900,45 @@ static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
 	struct pg_params one = {0};
 	pg_param_int(&one, scan_id);
 	PGresult *res;
+	/* Its rows, numbered in the order of their ids where it was made. */
+	if (asprintf(&sql, "CREATE TEMP TABLE fidx_rebuild ON COMMIT DROP AS SELECT f.scan_id%s,"
+		     " f.host_id, f.origin_id, pg_catalog.row_number() OVER (ORDER BY f.origin_id)"
+		     " AS rn FROM%s WHERE f.scan_id = %" PRId64, cols, rel, scan_id) < 0) {
+		sql = NULL;
+		fidx_fail_nomem(err);
+		goto out;
+	}
+	if (pg_run(st, "DROP TABLE IF EXISTS pg_temp.fidx_rebuild", NULL, "write", err) < 0 ||
+	    !(res = pg_exec(st, sql, NULL, "write", err)))
+		goto out;
+	int64_t rows = atoll(PQcmdTuples(res));
+	PQclear(res);
+	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		   " WHERE scan_id = $1)", &one, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1", &one, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &one, "write", err) < 0)
+		goto out;
 	/* The rows in blocks of the sequence: one block holds PG_ID_BLOCK ids. */
-	for (int64_t done = 0;; done += PG_ID_BLOCK) {
+	for (int64_t done = 0; done < rows; done += PG_ID_BLOCK) {
 		if (!(res = pg_exec(st, "SELECT pg_catalog.nextval('fidx.file_id')", NULL, "write",
 				    err)))
 			goto out;
 		int64_t start = pg_int(res, 0, 0);
 		PQclear(res);
-		if (!first)
-			first = start;
 		free(sql);
 		if (asprintf(&sql, "INSERT INTO fidx.file (id, scan_id%s, host_id, origin_id)"
-			     " SELECT %" PRId64 " + x.rn - 1 - %" PRId64 ", x.scan_id%s, x.host_id,"
-			     " x.origin_id FROM (SELECT f.*, pg_catalog.row_number() OVER"
-			     " (ORDER BY f.origin_id) AS rn FROM%s WHERE f.scan_id = %" PRId64 ") x"
-			     " WHERE x.rn > %" PRId64 " AND x.rn <= %" PRId64, cols, start, done, cols,
-			     rel, scan_id, done, done + PG_ID_BLOCK) < 0) {
+			     " SELECT %" PRId64 " + rn - 1 - %" PRId64 ", scan_id%s, host_id,"
+			     " origin_id FROM pg_temp.fidx_rebuild WHERE rn > %" PRId64
+			     " AND rn <= %" PRId64, cols, start, done, cols, done,
+			     done + PG_ID_BLOCK) < 0) {
 			sql = NULL;
 			fidx_fail_nomem(err);
 			goto out;
 		}
-		if (!(res = pg_exec(st, sql, NULL, "write", err)))
+		if (pg_run(st, sql, NULL, "write", err) < 0)
 			goto out;
-		int64_t added = atoll(PQcmdTuples(res));
-		PQclear(res);
-		if (added < PG_ID_BLOCK)
-			break;
 	}
-	struct pg_params p = {0};
-	pg_param_int(&p, scan_id);
-	pg_param_int(&p, first);
-	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
-		   " WHERE scan_id = $1 AND id < $2)", &p, "write", err) < 0 ||
-	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1 AND id < $2", &p, "write",
-		   err) < 0 ||
-	    pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &one, "write", err) < 0 ||
+	if (pg_run(st, "DROP TABLE pg_temp.fidx_rebuild", NULL, "write", err) < 0 ||
 	    pg_seal_rehash(st, scan_id, host_id, err) < 0 ||
 	    pg_pathindex_build(st, scan_id, err) < 0)
 		goto out;
