@@ -110,6 +110,9 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 	res = run_fidx("prune", "--keep-days", "1", "--db", delta)
 	chk.ok("prune --keep-days 1: every scan is younger, nothing dropped",
 	       res.rc == 0 and res.out.startswith(b"dropped 0 scans"), lib.short(res.out + res.err))
+	res = run_fidx("prune", "--dry-run", "--keep-days", "200000", "--db", delta)
+	chk.ok("prune --dry-run --keep-days 200000 (days * a day past int64 ns): nothing dropped",
+	       res.rc == 0 and res.out.startswith(b"would drop 0 scans"), lib.short(res.out + res.err))
 	res = run_fidx("prune", "--dry-run", "--keep", "2", "--host", "alpha", "--db", delta)
 	chk.ok("prune --dry-run: says what would go, drops nothing",
 	       res.rc == 0 and res.out.count(b"would drop scan") == DAYS - 2 and
