@@ -32,7 +32,10 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
+import threading
+import time
 
 import lib
 from lib import Checker, run_fidx, write
@@ -184,6 +187,69 @@ def check_shard_ids(chk, pg, top):
 	       lib.short(res.out + res.err))
 
 
+def until(pg, db, sql, what):
+	"""Polls until psql prints "t" for sql in database db (60 s at most: then fails)."""
+	deadline = time.monotonic() + 60
+	while pg.psql(sql, user=ROLE, dbname=db) != "t":
+		if time.monotonic() > deadline:
+			raise AssertionError("waited 60 s for " + what)
+		time.sleep(0.05)
+
+
+def check_push_lock(chk, pg, top):
+	"""A push building on a scan prune drops, its changes put there while prune runs (the
+	push's first transaction played in psql, held open): prune waits for the base it locks,
+	then finds the changes and refuses (they are not all there); the base stays."""
+	pg.create_database("race", ROLE)
+	url = pg.conninfo(user=ROLE, dbname="race")
+	for day in (0, 1):
+		res = run_fidx("push", "-q", rescan(chk, top, b"race", day), url)
+		chk.ok("race: day %d pushed" % day, res.rc == 0, lib.short(res.out + res.err))
+	env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+	env["PGAPPNAME"] = "holder"
+	held = subprocess.Popen([os.path.join(pg.bin, "psql"), "-X", "-v", "ON_ERROR_STOP=1",
+				 "-qAt", "-o", "/dev/null", "-d", url], stdin=subprocess.PIPE,
+				stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+				text=True)
+	held.stdin.write("BEGIN;\n"
+			 "SELECT id FROM fidx.scan WHERE id = 1 FOR KEY SHARE;\n"
+			 "WITH s AS (INSERT INTO fidx.scan (host_id, uuid, root, host, status)"
+			 " SELECT host_id, md5(random()::text)::uuid, root, host, 'running'::bytea"
+			 " FROM fidx.scan WHERE id = 2 RETURNING id, host_id)"
+			 " INSERT INTO fidx.scan_delta (scan_id, base_id, depth, runs, host_id)"
+			 " SELECT s.id, 1, 1, d.runs, s.host_id FROM s, fidx.scan_delta d"
+			 " WHERE d.scan_id = 2;\n"
+			 "SET application_name = 'held';\n")
+	held.stdin.flush()
+	until(pg, "race", "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name ="
+	      " 'held' AND state = 'idle in transaction';", "the push played in psql")
+	out = []
+	prune = threading.Thread(target=lambda: out.append(run_fidx("prune", "--keep", "1",
+								    "--db", url)))
+	prune.start()
+	until(pg, "race", "SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = 'race'"
+	      " AND wait_event_type = 'Lock';", "prune to wait for a lock")
+	held.stdin.write("COMMIT;\n")
+	held.stdin.close()
+	chk.ok("race: the push played in psql committed", held.wait() == 0, held.stderr.read())
+	prune.join()
+	res = out[0]
+	chk.ok("race: prune waits, then refuses: the changes of scan 1 being pushed (scan 3)",
+	       res.rc == 2 and b"scan 3" in res.err and res.err.count(b"\n") == 1,
+	       lib.short(res.out + res.err))
+	scans = pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE, dbname="race")
+	chk.eq("race: every scan still there", scans.split(), ["1", "2", "3"])
+
+
+def check_base_missing(chk, pg, delta, scans):
+	"""A scan's base deleted behind fidx's back: reading the scan fails, naming both."""
+	pg.psql("DELETE FROM fidx.scan WHERE id = %d;" % scans[-2], user=ROLE, dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[-1]))
+	chk.ok("base missing: a read of the scan fails, exit 2, naming its base",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"base scan %d of scan %d is missing"
+	       % (scans[-2], scans[-1]) in res.err, lib.short(res.out + res.err))
+
+
 def touched():
 	"""The (folder, file) of every file change() rewrote or removed, any day."""
 	t = set()
@@ -321,6 +387,10 @@ def main():
 			check_shard_ids(chk, pg, top)
 		with chk.guard("a lent row altered"):
 			check_tamper(chk, pg, delta, ids[DAYS:])
+		with chk.guard("a base missing"):
+			check_base_missing(chk, pg, delta, ids[DAYS:])
+		with chk.guard("push and prune at once"):
+			check_push_lock(chk, pg, top)
 	chk.done()
 
 

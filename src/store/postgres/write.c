@@ -759,7 +759,9 @@ int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uui
 	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
 		return -1;
 	/* The base: complete and sealed here, of the same host and root, its chain not at its
-	 * longest (then this scan is kept whole, and the next ones build on it). */
+	 * longest (then this scan is kept whole, and the next ones build on it).  Locked until
+	 * the changes are there: a prune that drops it first waits, then finds them (one that
+	 * dropped it already leaves no row, and the scan is kept whole). */
 	if (base_uuid) {
 		pg_param_text(&p, base_uuid);
 		pg_param_int(&p, scan_id);
@@ -768,7 +770,7 @@ int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uui
 				    " AND s.root = b.root AND s.id <> b.id"
 				    " LEFT JOIN fidx.scan_delta d ON d.scan_id = b.id"
 				    " WHERE b.uuid = $1::uuid AND b.status = 'complete'::bytea"
-				    " AND b.seal IS NOT NULL", &p, "read", err)))
+				    " AND b.seal IS NOT NULL FOR KEY SHARE OF b", &p, "read", err)))
 			goto fail;
 		if (PQntuples(res) == 1 && pg_int(res, 0, 1) + 1 <= PG_DELTA_DEPTH) {
 			base_id = pg_int(res, 0, 0);
@@ -973,6 +975,11 @@ int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t 
 	if (!st->has_schema && pg_make_schema(st, err) < 0)
 		goto fail;
 	pg_param_text(&p, list);
+	/* The scans dropped locked first: a push building on one waits, or has put its changes
+	 * there before they are listed. */
+	if (pg_run(st, "SELECT id FROM fidx.scan WHERE id = ANY($1::bigint[]) ORDER BY id"
+		   " FOR UPDATE", &p, "write", err) < 0)
+		goto fail;
 	/* Each scan kept that is the changes of one dropped is rebuilt whole first, while
 	 * every chain is there; a scan kept as changes of it then has a whole base. */
 	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id, s.status = 'complete'::bytea,"
