@@ -241,13 +241,21 @@ def check_push_lock(chk, pg, top):
 	chk.eq("race: every scan still there", scans.split(), ["1", "2", "3"])
 
 
-def check_base_missing(chk, pg, delta, scans):
-	"""A scan's base deleted behind fidx's back: reading the scan fails, naming both."""
+def check_base_missing(chk, pg, delta, scans, other):
+	"""A scan's base deleted behind fidx's back, another's changed to scan other, of another
+	host: reading either fails, naming both scans."""
 	pg.psql("DELETE FROM fidx.scan WHERE id = %d;" % scans[-2], user=ROLE, dbname="delta")
 	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[-1]))
 	chk.ok("base missing: a read of the scan fails, exit 2, naming its base",
 	       res.rc == 2 and res.err.count(b"\n") == 1 and b"base scan %d of scan %d is missing"
 	       % (scans[-2], scans[-1]) in res.err, lib.short(res.out + res.err))
+	pg.psql("UPDATE fidx.scan_delta SET base_id = %d WHERE scan_id = %d;" % (other, scans[1]),
+		user=ROLE, dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[1]))
+	chk.ok("base of another host: a read of the scan fails, exit 2, naming its base",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"base scan %d of scan %d is of"
+	       b" another host or root" % (other, scans[1]) in res.err,
+	       lib.short(res.out + res.err))
 
 
 def touched():
@@ -388,7 +396,7 @@ def main():
 		with chk.guard("a lent row altered"):
 			check_tamper(chk, pg, delta, ids[DAYS:])
 		with chk.guard("a base missing"):
-			check_base_missing(chk, pg, delta, ids[DAYS:])
+			check_base_missing(chk, pg, delta, ids[DAYS:], ids[DAYS - 1])
 		with chk.guard("push and prune at once"):
 			check_push_lock(chk, pg, top)
 	chk.done()

@@ -125,7 +125,7 @@ static const struct link *link_of(const struct link *l, size_t n, int64_t scan)
 /*
  * Reads the links of the chains of the n scans into *out.  Returns how
  * many (0: every scan is kept whole), or -1 with err set (EBADMSG: a base
- * is missing, or changes that do not decode).
+ * is missing or of another host or root, or changes that do not decode).
  */
 static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, struct link **out,
 			  struct fidx_error *err)
@@ -151,8 +151,10 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 	PGresult *res = pg_exec(st, "WITH RECURSIVE c(id) AS (SELECT pg_catalog.unnest($1::bigint[])"
 				" UNION SELECT d.base_id FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id)"
 				" SELECT d.scan_id, d.base_id, d.runs, coalesce(b.origin_id, b.id),"
-				" b.id FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
-				" LEFT JOIN fidx.scan b ON b.id = d.base_id", &p, "read", err);
+				" b.id, coalesce(s.host_id = b.host_id AND s.root = b.root,"
+				" s.id IS NULL) FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
+				" LEFT JOIN fidx.scan b ON b.id = d.base_id"
+				" LEFT JOIN fidx.scan s ON s.id = d.scan_id", &p, "read", err);
 	free(ids.p);
 	if (!res)
 		return -1;
@@ -170,6 +172,11 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 				     " of scan %" PRId64 " is missing (the scan, kept as its"
 				     " changes, is damaged)", fidx_quote(st->name), l[r].base,
 				     l[r].scan)
+			 : PQgetvalue(res, r, 5)[0] != 1
+			 ? fidx_fail(err, EBADMSG, "cannot read database '%s': base scan %" PRId64
+				     " of scan %" PRId64 " is of another host or root (the scan,"
+				     " kept as its changes, is damaged)", fidx_quote(st->name),
+				     l[r].base, l[r].scan)
 			 : fidx_delta_decode(PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
 					     l[r].scan, &l[r].runs, &l[r].nruns, err);
 		if (rc < 0) {
