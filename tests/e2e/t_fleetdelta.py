@@ -213,8 +213,9 @@ def check_push_lock(chk, pg, top):
 				text=True)
 	held.stdin.write("BEGIN;\n"
 			 "SELECT id FROM fidx.scan WHERE id = 1 FOR KEY SHARE;\n"
-			 "WITH s AS (INSERT INTO fidx.scan (host_id, uuid, root, host, status)"
-			 " SELECT host_id, md5(random()::text)::uuid, root, host, 'running'::bytea"
+			 "WITH s AS (INSERT INTO fidx.scan (host_id, uuid, root, host, status,"
+			 " started_ns) SELECT host_id, md5(random()::text)::uuid, root, host,"
+			 " 'running'::bytea, 1000000000000000000"
 			 " FROM fidx.scan WHERE id = 2 RETURNING id, host_id)"
 			 " INSERT INTO fidx.scan_delta (scan_id, base_id, depth, runs, host_id)"
 			 " SELECT s.id, 1, 1, d.runs, s.host_id FROM s, fidx.scan_delta d"
@@ -234,9 +235,10 @@ def check_push_lock(chk, pg, top):
 	chk.ok("race: the push played in psql committed", held.wait() == 0, held.stderr.read())
 	prune.join()
 	res = out[0]
-	chk.ok("race: prune waits, then refuses: the changes of scan 1 being pushed (scan 3)",
-	       res.rc == 2 and b"scan 3" in res.err and res.err.count(b"\n") == 1,
-	       lib.short(res.out + res.err))
+	chk.ok("race: prune waits, then refuses, naming the scan being pushed and what to do",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"scan 3 of host 'alpha', started"
+	       b" 2001-09-09 01:46:40 UTC, is its changes and not complete" in res.err and
+	       b"push that host's database again" in res.err, lib.short(res.out + res.err))
 	scans = pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE, dbname="race")
 	chk.eq("race: every scan still there", scans.split(), ["1", "2", "3"])
 

@@ -983,16 +983,23 @@ int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t 
 	/* Each scan kept that is the changes of one dropped is rebuilt whole first, while
 	 * every chain is there; a scan kept as changes of it then has a whole base. */
 	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id, s.status = 'complete'::bytea,"
-			    " d.base_id FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
+			    " d.base_id, coalesce(s.host, ''::bytea),"
+			    " coalesce(pg_catalog.to_char(pg_catalog.to_timestamp(s.started_ns / 1e9)"
+			    " AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', 'at a time unknown')"
+			    " FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
 			    " WHERE d.base_id = ANY($1::bigint[]) AND NOT d.scan_id = ANY($1::bigint[])"
 			    " ORDER BY d.scan_id FOR UPDATE OF d", &p, "read", err)))
 		goto fail;
-	/* A push of changes of one of them under way: its rows are not all there to rebuild. */
+	/* A push of changes of one of them under way, or cut off and never taken up: its rows
+	 * are not all there to rebuild.  Only that push can end it (prune drops no such scan). */
 	for (int r = 0; r < PQntuples(res); r++)
 		if (PQgetvalue(res, r, 2)[0] != 1) {
 			fidx_fail(err, EBUSY, "cannot drop scan %" PRId64 " of '%s': scan %" PRId64
-				  " is being pushed as its changes (prune when the push is done)",
-				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0));
+				  " of host '%s', started %s, is its changes and not complete (a"
+				  " push under way, or cut off): push that host's database again"
+				  " to finish it, then prune (fidx has no other way to end it)",
+				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0),
+				  fidx_quote(PQgetvalue(res, r, 4)), PQgetvalue(res, r, 5));
 			goto fail;
 		}
 	for (int r = 0; r < PQntuples(res); r++) {
