@@ -122,6 +122,17 @@ static const struct link *link_of(const struct link *l, size_t n, int64_t scan)
 	return NULL;
 }
 
+/* Puts the database first in err's message when it says what is damaged.  Returns -1. */
+static int in_database(struct pg_store *st, struct fidx_error *err)
+{
+	static _Thread_local char why[FIDX_ERROR_MSG];
+	if (!err || err->code != EBADMSG)
+		return -1;
+	memcpy(why, err->msg, sizeof(why));
+	return fidx_fail(err, EBADMSG, "cannot read database '%s'%s: %s", fidx_quote(st->name),
+			 st->origin, why);
+}
+
 /*
  * Reads the links of the chains of the n scans into *out.  Returns how
  * many (0: every scan is kept whole), or -1 with err set (EBADMSG: a base
@@ -168,15 +179,13 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 		l[r].scan = pg_int(res, r, 0);
 		l[r].base = pg_int(res, r, 1);
 		int rc = PQgetisnull(res, r, 4)
-			 ? fidx_fail(err, EBADMSG, "cannot read database '%s': base scan %" PRId64
-				     " of scan %" PRId64 " is missing (the scan, kept as its"
-				     " changes, is damaged)", fidx_quote(st->name), l[r].base,
-				     l[r].scan)
-			 : PQgetvalue(res, r, 5)[0] != 1
-			 ? fidx_fail(err, EBADMSG, "cannot read database '%s': base scan %" PRId64
-				     " of scan %" PRId64 " is of another host or root (the scan,"
-				     " kept as its changes, is damaged)", fidx_quote(st->name),
+			 ? fidx_fail(err, EBADMSG, "base scan %" PRId64 " of scan %" PRId64
+				     " is missing (the scan, kept as its changes, is damaged)",
 				     l[r].base, l[r].scan)
+			 : PQgetvalue(res, r, 5)[0] != 1
+			 ? fidx_fail(err, EBADMSG, "base scan %" PRId64 " of scan %" PRId64
+				     " is of another host or root (the scan, kept as its changes,"
+				     " is damaged)", l[r].base, l[r].scan)
 			 : fidx_delta_decode(PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
 					     l[r].scan, &l[r].runs, &l[r].nruns, err);
 		if (rc < 0) {
@@ -184,7 +193,7 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 				free(l[k].runs);
 			free(l);
 			PQclear(res);
-			return -1;
+			return in_database(st, err);
 		}
 		int64_t fill = pg_int(res, r, 3);
 		for (size_t i = 0; i < l[r].nruns; i++)
@@ -218,7 +227,8 @@ static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t
 				       " its chain of bases loops", target);
 			break;
 		}
-		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+		if (fidx_delta_compose(k->runs, k->nruns, k->scan, map, nmap, &next, &nnext,
+				       err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -251,7 +261,8 @@ static int map_between(const struct link *l, size_t nl, int64_t from, int64_t to
 	*out = NULL;
 	*n = 0;
 	while ((k = link_of(l, nl, owner)) && ++steps <= nl) {
-		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+		if (fidx_delta_compose(k->runs, k->nruns, k->scan, map, nmap, &next, &nnext,
+				       err) < 0) {
 			if (map != &whole)
 				free(map);
 			return -1;
@@ -363,7 +374,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 		rc = fidx_fail_nomem(err);
 	if (rc < 0) {
 		pairs_free(&p);
-		return -1;
+		return in_database(st, err);
 	}
 	if (!p.lo.len) {
 		/* Nothing to read (a scan against itself). */
