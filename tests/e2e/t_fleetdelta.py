@@ -271,7 +271,7 @@ def touched():
 
 def check_tamper(chk, pg, delta, scans):
 	"""A row of a host's first scan, lent to every later one, altered with psql: the first
-	scan's verify names it; each later one's seal differs (exit 1), naming no row."""
+	scan's verify names it; each later one's seal differs (exit 1), and names it too."""
 	d, f = next((d, f) for d in range(20) for f in range(50) if (d, f) not in touched())
 	n = pg.psql("UPDATE fidx.file SET size = size + 1 WHERE scan_id = %d AND path LIKE"
 		    " '%%/d%02d/f%03d.txt'::bytea RETURNING id;" % (scans[0], d, f), user=ROLE,
@@ -281,8 +281,9 @@ def check_tamper(chk, pg, delta, scans):
 	chk.ok("tamper: the first scan's verify names the row altered", res.rc == 1 and
 	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
 	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
-	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
-	       res.rc == 1 and b"MISMATCH" in res.out and b"/h1/" not in res.out,
+	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, the row named altered",
+	       res.rc == 1 and b"MISMATCH" in res.out and b"1 altered, 0 added, 0 removed" in
+	       res.out and res.out.count(b"/h1/") == 1 and b"d%02d/f%03d.txt" % (d, f) in res.out,
 	       lib.short(res.out + res.err))
 	# The row lent to every later scan made damaged (no type letter): reading the scan
 	# whole stops there, but a diff of two scans of the chain composes the changes stored
