@@ -21,12 +21,17 @@ static size_t put_varint(uint8_t *p, uint64_t v)
 	return n;
 }
 
-/* Reads a varint at *p (below end) into *v.  Returns false when it is cut off or too long. */
+/*
+ * Reads a varint at *p (below end) into *v.  Returns false when it is cut off
+ * or too long: past 10 bytes, or a 10th byte with bits past 64.
+ */
 static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	*v = 0;
 	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
 		uint8_t b = *(*p)++;
+		if (shift == 63 && b > 1)
+			return false;
 		*v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80))
 			return true;
@@ -129,7 +134,7 @@ static int by_lo(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
+int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner, int64_t scan,
 		       const struct fidx_delta_map *outer, size_t nouter,
 		       struct fidx_delta_map **out, size_t *n, struct fidx_error *err)
 {
@@ -152,8 +157,8 @@ int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
 		if (in[i].lo + in[i].off <= in[i - 1].hi + in[i - 1].off) { /* damaged runs */
 			free(in);
 			free(m);
-			return fidx_fail(err, EBADMSG, "the changes of a scan are damaged: two of"
-					 " its runs give rows the same id");
+			return fidx_fail(err, EBADMSG, "the changes of scan %" PRId64 " are"
+					 " damaged: two of its runs give rows the same id", scan);
 		}
 	size_t j = 0, k = 0;
 	for (size_t i = 0; i < ninner; i++) {

@@ -61,9 +61,10 @@ int fidx_delta_decode(const void *p, size_t len, int64_t scan, struct fidx_delta
  * A fill of inner wins over outer's (the row's value was set nearer A).
  * Returns 0 with *out malloc'ed (*n maps; NULL when none), or -1 with err
  * set (out of memory; EBADMSG when two of inner's maps give the same id,
- * which only damaged runs do).  Time O((ninner + nouter) log).
+ * which only damaged runs do: the message names scan, whose runs inner
+ * are).  Time O((ninner + nouter) log).
  */
-int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner,
+int fidx_delta_compose(const struct fidx_delta_map *inner, size_t ninner, int64_t scan,
 		       const struct fidx_delta_map *outer, size_t nouter,
 		       struct fidx_delta_map **out, size_t *n, struct fidx_error *err);
 

@@ -44,6 +44,11 @@ static void test_roundtrip(void **state)
 	more[len] = 0;
 	assert_int_equal(fidx_delta_decode(more, len + 1, 7, &got, &got_n, &err), -1);
 	free(more);
+	/* A 10th byte of a varint with bits past 64 (here, a run's start read as 0): refused. */
+	static const uint8_t overlong[] = {1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					   0x80, 0x02, 0, 0};
+	assert_int_equal(fidx_delta_decode(overlong, sizeof(overlong), 7, &got, &got_n, &err), -1);
+	assert_int_equal(err.code, EBADMSG);
 	free(p);
 	p = fidx_delta_encode(NULL, 0, &len);
 	assert_int_equal(fidx_delta_decode(p, len, 1, &got, &got_n, &err), 0);
@@ -88,7 +93,7 @@ static void test_compose(void **state)
 		}
 		struct fidx_delta_map *c;
 		size_t nc;
-		assert_int_equal(fidx_delta_compose(a, na, b, nb, &c, &nc, &err), 0);
+		assert_int_equal(fidx_delta_compose(a, na, 3, b, nb, &c, &nc, &err), 0);
 		for (size_t i = 1; i < nc; i++)
 			assert_true(c[i - 1].hi < c[i].lo);
 		for (int64_t x = 0; x < 320; x++) {
@@ -104,11 +109,26 @@ static void test_compose(void **state)
 	}
 }
 
+/* Runs of a scan that give two rows one id: refused, the scan named. */
+static void test_compose_damaged(void **state)
+{
+	(void)state;
+	struct fidx_delta_map a[] = {RUN(0, 10, 100, 0), RUN(20, 30, 85, 0)};
+	struct fidx_delta_map b[] = {RUN(0, FIDX_DELTA_KEY_MAX, 0, 0)};
+	struct fidx_delta_map *c = NULL;
+	size_t nc = 0;
+	struct fidx_error err;
+	assert_int_equal(fidx_delta_compose(a, 2, 42, b, 1, &c, &nc, &err), -1);
+	assert_int_equal(err.code, EBADMSG);
+	assert_non_null(strstr(err.msg, "the changes of scan 42 are damaged"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_compose),
+		cmocka_unit_test(test_compose_damaged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,9 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
+import threading
 import time
 
 import lib
@@ -120,6 +122,9 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 	res = run_fidx("prune", "--keep-days", "1", "--db", delta)
 	chk.ok("prune --keep-days 1: every scan is younger, nothing dropped",
 	       res.rc == 0 and res.out.startswith(b"dropped 0 scans"), lib.short(res.out + res.err))
+	res = run_fidx("prune", "--dry-run", "--keep-days", "200000", "--db", delta)
+	chk.ok("prune --dry-run --keep-days 200000 (days * a day past int64 ns): nothing dropped",
+	       res.rc == 0 and res.out.startswith(b"would drop 0 scans"), lib.short(res.out + res.err))
 	res = run_fidx("prune", "--dry-run", "--keep", "2", "--host", "alpha", "--db", delta)
 	chk.ok("prune --dry-run: says what would go, drops nothing",
 	       res.rc == 0 and res.out.count(b"would drop scan") == DAYS - 2 and
@@ -153,6 +158,117 @@ def check_prune(chk, pg, delta, full, db, root, ids):
 	       lib.short(res.out + res.err))
 
 
+def rescan(chk, top, name, day):
+	"""Scans tree top/name as host alpha into top/name.db: built on day 0, then changed."""
+	root, db = top + b"/" + name, top + b"/" + name + b".db"
+	if day:
+		change(root, day)
+	else:
+		build(root, 9)
+	lib.settle(root)
+	p = lib.as_host(b"alpha", "scan", "-q", "--hash", "md5", "-o", db, root)
+	chk.ok("%s day %d: scanned" % (name.decode(), day), p.returncode == 0, lib.short(p.stderr))
+	return db
+
+
+def check_shard_ids(chk, pg, top):
+	"""A scan rebuilt whole by prune on a server whose ids do not ascend (a shard's hosts
+	push to it straight, its sequence ahead): exactly its old rows dropped, sealed."""
+	pg.create_database("shard", ROLE)
+	url = pg.conninfo(user=ROLE, dbname="shard")
+	res = run_fidx("push", "-q", rescan(chk, top, b"shard", 0), url)
+	chk.ok("shard: the first scan pushed", res.rc == 0, lib.short(res.out + res.err))
+	pg.psql("ALTER SEQUENCE fidx.file_id RESTART WITH 1000000000000;", user=ROLE,
+		dbname="shard")
+	res = run_fidx("push", "-q", rescan(chk, top, b"shard", 1), url)
+	chk.ok("shard: the rescan pushed as changes, its ids at 10^12",
+	       res.rc == 0 and b"(changes from scan 1:" in res.out, lib.short(res.out + res.err))
+	pg.psql("ALTER SEQUENCE fidx.file_id RESTART WITH 1;", user=ROLE, dbname="shard")
+	res = run_fidx("prune", "--keep", "1", "--db", url)
+	chk.ok("shard: prune --keep 1 rebuilds the rescan whole",
+	       res.rc == 0 and b"1 rebuilt whole" in res.out, lib.short(res.out + res.err))
+	rows = pg.psql("SELECT count(*), count(DISTINCT origin_id) FROM fidx.file;", user=ROLE,
+		       dbname="shard")
+	want = pg.psql("SELECT entries FROM fidx.scan;", user=ROLE, dbname="shard")
+	chk.eq("shard: the scan kept has its rows once each", rows, "%s|%s" % (want, want))
+	res = run_fidx("verify", "--db", url)
+	chk.ok("shard: its seal verifies", res.rc == 0 and b"intact" in res.out,
+	       lib.short(res.out + res.err))
+
+
+def until(pg, db, sql, what):
+	"""Polls until psql prints "t" for sql in database db (60 s at most: then fails)."""
+	deadline = time.monotonic() + 60
+	while pg.psql(sql, user=ROLE, dbname=db) != "t":
+		if time.monotonic() > deadline:
+			raise AssertionError("waited 60 s for " + what)
+		time.sleep(0.05)
+
+
+def check_push_lock(chk, pg, top):
+	"""A push building on a scan prune drops, its changes put there while prune runs (the
+	push's first transaction played in psql, held open): prune waits for the base it locks,
+	then finds the changes and refuses (they are not all there); the base stays."""
+	pg.create_database("race", ROLE)
+	url = pg.conninfo(user=ROLE, dbname="race")
+	for day in (0, 1):
+		res = run_fidx("push", "-q", rescan(chk, top, b"race", day), url)
+		chk.ok("race: day %d pushed" % day, res.rc == 0, lib.short(res.out + res.err))
+	env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+	env["PGAPPNAME"] = "holder"
+	held = subprocess.Popen([os.path.join(pg.bin, "psql"), "-X", "-v", "ON_ERROR_STOP=1",
+				 "-qAt", "-o", "/dev/null", "-d", url], stdin=subprocess.PIPE,
+				stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+				text=True)
+	held.stdin.write("BEGIN;\n"
+			 "SELECT id FROM fidx.scan WHERE id = 1 FOR KEY SHARE;\n"
+			 "WITH s AS (INSERT INTO fidx.scan (host_id, uuid, root, host, status,"
+			 " started_ns) SELECT host_id, md5(random()::text)::uuid, root, host,"
+			 " 'running'::bytea, 1000000000000000000"
+			 " FROM fidx.scan WHERE id = 2 RETURNING id, host_id)"
+			 " INSERT INTO fidx.scan_delta (scan_id, base_id, depth, runs, host_id)"
+			 " SELECT s.id, 1, 1, d.runs, s.host_id FROM s, fidx.scan_delta d"
+			 " WHERE d.scan_id = 2;\n"
+			 "SET application_name = 'held';\n")
+	held.stdin.flush()
+	until(pg, "race", "SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name ="
+	      " 'held' AND state = 'idle in transaction';", "the push played in psql")
+	out = []
+	prune = threading.Thread(target=lambda: out.append(run_fidx("prune", "--keep", "1",
+								    "--db", url)))
+	prune.start()
+	until(pg, "race", "SELECT count(*) = 1 FROM pg_stat_activity WHERE datname = 'race'"
+	      " AND wait_event_type = 'Lock';", "prune to wait for a lock")
+	held.stdin.write("COMMIT;\n")
+	held.stdin.close()
+	chk.ok("race: the push played in psql committed", held.wait() == 0, held.stderr.read())
+	prune.join()
+	res = out[0]
+	chk.ok("race: prune waits, then refuses, naming the scan being pushed and what to do",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"scan 3 of host 'alpha', started"
+	       b" 2001-09-09 01:46:40 UTC, is its changes and not complete" in res.err and
+	       b"push that host's database again" in res.err, lib.short(res.out + res.err))
+	scans = pg.psql("SELECT id FROM fidx.scan ORDER BY id;", user=ROLE, dbname="race")
+	chk.eq("race: every scan still there", scans.split(), ["1", "2", "3"])
+
+
+def check_base_missing(chk, pg, delta, scans, other):
+	"""A scan's base deleted behind fidx's back, another's changed to scan other, of another
+	host: reading either fails, naming both scans."""
+	pg.psql("DELETE FROM fidx.scan WHERE id = %d;" % scans[-2], user=ROLE, dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[-1]))
+	chk.ok("base missing: a read of the scan fails, exit 2, naming its base",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"base scan %d of scan %d is missing"
+	       % (scans[-2], scans[-1]) in res.err, lib.short(res.out + res.err))
+	pg.psql("UPDATE fidx.scan_delta SET base_id = %d WHERE scan_id = %d;" % (other, scans[1]),
+		user=ROLE, dbname="delta")
+	res = run_fidx("export", "-f", "jsonl", "--db", delta, "--scan", str(scans[1]))
+	chk.ok("base of another host: a read of the scan fails, exit 2, naming its base",
+	       res.rc == 2 and res.err.count(b"\n") == 1 and b"base scan %d of scan %d is of"
+	       b" another host or root" % (other, scans[1]) in res.err,
+	       lib.short(res.out + res.err))
+
+
 def touched():
 	"""The (folder, file) of every file change() rewrote or removed, any day."""
 	t = set()
@@ -164,7 +280,7 @@ def touched():
 
 def check_tamper(chk, pg, delta, scans):
 	"""A row of a host's first scan, lent to every later one, altered with psql: the first
-	scan's verify names it; each later one's seal differs (exit 1), naming no row."""
+	scan's verify names it; each later one's seal differs (exit 1), and names it too."""
 	d, f = next((d, f) for d in range(20) for f in range(50) if (d, f) not in touched())
 	n = pg.psql("UPDATE fidx.file SET size = size + 1 WHERE scan_id = %d AND path LIKE"
 		    " '%%/d%02d/f%03d.txt'::bytea RETURNING id;" % (scans[0], d, f), user=ROLE,
@@ -174,8 +290,9 @@ def check_tamper(chk, pg, delta, scans):
 	chk.ok("tamper: the first scan's verify names the row altered", res.rc == 1 and
 	       b"d%02d/f%03d.txt" % (d, f) in res.out, lib.short(res.out + res.err))
 	res = run_fidx("verify", "--db", delta, "--scan", str(scans[-1]))
-	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, no row named added",
-	       res.rc == 1 and b"MISMATCH" in res.out and b"/h1/" not in res.out,
+	chk.ok("tamper: a later scan that holds it: MISMATCH, exit 1, the row named altered",
+	       res.rc == 1 and b"MISMATCH" in res.out and b"1 altered, 0 added, 0 removed" in
+	       res.out and res.out.count(b"/h1/") == 1 and b"d%02d/f%03d.txt" % (d, f) in res.out,
 	       lib.short(res.out + res.err))
 	# The row lent to every later scan made damaged (no type letter): reading the scan
 	# whole stops there, but a diff of two scans of the chain composes the changes stored
@@ -369,8 +486,14 @@ def main():
 					str(last))
 		with chk.guard("prune"):
 			check_prune(chk, pg, delta, full, dbs[0], roots[0], ids)
+		with chk.guard("prune where ids do not ascend"):
+			check_shard_ids(chk, pg, top)
 		with chk.guard("a lent row altered"):
 			check_tamper(chk, pg, delta, ids[DAYS:])
+		with chk.guard("a base missing"):
+			check_base_missing(chk, pg, delta, ids[DAYS:], ids[DAYS - 1])
+		with chk.guard("push and prune at once"):
+			check_push_lock(chk, pg, top)
 		with chk.guard("find on every depth of a chain"):
 			check_find(chk, pg, top)
 	chk.done()

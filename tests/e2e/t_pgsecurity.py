@@ -201,6 +201,23 @@ def main():
 			n = pg.psql("SELECT count(*) FROM fidx.scan_delta;", user="ingest_b",
 				    password=pw["ingest_b"], dbname=DB)
 			chk.eq("push as changes: role B sees none of A's changes", n, "0")
+			# host_id is the writer's: the scan and its base must be of that host too.
+			mine = ("SELECT s.id, s.host_id FROM fidx.scan s WHERE NOT EXISTS (SELECT 1"
+				" FROM fidx.scan_delta d WHERE d.scan_id = s.id) LIMIT 1")
+			attempts = [
+				("B's scan as changes of A's", "INSERT INTO fidx.scan_delta"
+				 " (scan_id, base_id, depth, runs, host_id) SELECT %s, a.id, 1,"
+				 " ''::bytea, a.host_id FROM (%s) a;" % (bscan, mine)),
+				("A's scan as changes of B's", "INSERT INTO fidx.scan_delta"
+				 " (scan_id, base_id, depth, runs, host_id) SELECT a.id, %s, 1,"
+				 " ''::bytea, a.host_id FROM (%s) a;" % (bscan, mine)),
+				("A's changes moved onto B's scan", "UPDATE fidx.scan_delta"
+				 " SET base_id = %s;" % bscan),
+			]
+			for label, sql in attempts:
+				rc, out = as_role(pg, "ingest_a", pw["ingest_a"], sql)
+				chk.ok("as A with psql: %s: refused" % label,
+				       rc != 0 and "row-level security" in out, out)
 		with chk.guard("tls"):
 			d = top + b"/tls"
 			r = subprocess.run([SETUP, "tls", d, "fleet.example"], capture_output=True)

@@ -268,11 +268,12 @@ def check_older(chk, pg, root):
 		target = pg.conninfo(user=ROLE, dbname=db)
 		res = run_fidx("scan", "-q", "--db", target, root, timeout=300)
 		chk.ok("%s: setup, a sealed scan" % label, res.rc == 0, lib.short(res.err))
-		# Schema 8 added the table of scans kept as changes.
+		# Schema 8 added the table of scans kept as changes and the function of its policy.
 		drop = "ALTER TABLE fidx.file %s;" % ", ".join("DROP COLUMN " + c for c in cols) \
 			if cols else ""
-		pg.psql("%s DROP TABLE fidx.scan_delta; UPDATE fidx.meta SET value = '%d'"
-			" WHERE key = 'version';" % (drop, version), user=ROLE, dbname=db)
+		pg.psql("%s DROP TABLE fidx.scan_delta; DROP FUNCTION fidx.scan_of(bigint, bigint);"
+			" UPDATE fidx.meta SET value = '%d' WHERE key = 'version';" % (drop, version),
+			user=ROLE, dbname=db)
 		res = run_fidx("verify", "--db", target)
 		chk.ok("%s: its scan verifies as it is" % label,
 		       res.rc == 0 and b"intact" in res.out and not res.err, lib.short(res.out + res.err))

@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t na = decode(a, alen, &ma), nb = decode(b, blen, &mb), nc = 0;
 	if (ma && mb) {
 		struct fidx_error err = {0};
-		if (fidx_delta_compose(ma, na, mb, nb, &mc, &nc, &err) < 0) {
+		if (fidx_delta_compose(ma, na, 1, mb, nb, &mc, &nc, &err) < 0) {
 			if (err.code != EBADMSG && err.code != ENOMEM)
 				abort();
 		} else {

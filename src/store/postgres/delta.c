@@ -138,9 +138,21 @@ static const struct link *link_of(const struct link *l, size_t n, int64_t scan)
 	return NULL;
 }
 
+/* Puts the database first in err's message when it says what is damaged.  Returns -1. */
+static int in_database(struct pg_store *st, struct fidx_error *err)
+{
+	static _Thread_local char why[FIDX_ERROR_MSG];
+	if (!err || err->code != EBADMSG)
+		return -1;
+	memcpy(why, err->msg, sizeof(why));
+	return fidx_fail(err, EBADMSG, "cannot read database '%s'%s: %s", fidx_quote(st->name),
+			 st->origin, why);
+}
+
 /*
  * Reads the links of the chains of the n scans into *out.  Returns how
- * many (0: every scan is kept whole), or -1 with err set.
+ * many (0: every scan is kept whole), or -1 with err set (EBADMSG: a base
+ * is missing or of another host or root, or changes that do not decode).
  */
 static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, struct link **out,
 			  struct fidx_error *err)
@@ -165,9 +177,11 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 	}
 	PGresult *res = pg_exec(st, "WITH RECURSIVE c(id) AS (SELECT pg_catalog.unnest($1::bigint[])"
 				" UNION SELECT d.base_id FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id)"
-				" SELECT d.scan_id, d.base_id, d.runs, coalesce(b.origin_id, b.id)"
-				" FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
-				" JOIN fidx.scan b ON b.id = d.base_id", &p, "read", err);
+				" SELECT d.scan_id, d.base_id, d.runs, coalesce(b.origin_id, b.id),"
+				" b.id, coalesce(s.host_id = b.host_id AND s.root = b.root,"
+				" s.id IS NULL) FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
+				" LEFT JOIN fidx.scan b ON b.id = d.base_id"
+				" LEFT JOIN fidx.scan s ON s.id = d.scan_id", &p, "read", err);
 	free(ids.p);
 	if (!res)
 		return -1;
@@ -180,13 +194,22 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 	for (int r = 0; r < rows; r++) {
 		l[r].scan = pg_int(res, r, 0);
 		l[r].base = pg_int(res, r, 1);
-		if (fidx_delta_decode(PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
-				      l[r].scan, &l[r].runs, &l[r].nruns, err) < 0) {
+		int rc = PQgetisnull(res, r, 4)
+			 ? fidx_fail(err, EBADMSG, "base scan %" PRId64 " of scan %" PRId64
+				     " is missing (the scan, kept as its changes, is damaged)",
+				     l[r].base, l[r].scan)
+			 : PQgetvalue(res, r, 5)[0] != 1
+			 ? fidx_fail(err, EBADMSG, "base scan %" PRId64 " of scan %" PRId64
+				     " is of another host or root (the scan, kept as its changes,"
+				     " is damaged)", l[r].base, l[r].scan)
+			 : fidx_delta_decode(PQgetvalue(res, r, 2), (size_t)PQgetlength(res, r, 2),
+					     l[r].scan, &l[r].runs, &l[r].nruns, err);
+		if (rc < 0) {
 			for (int k = 0; k < r; k++)
 				free(l[k].runs);
 			free(l);
 			PQclear(res);
-			return -1;
+			return in_database(st, err);
 		}
 		int64_t fill = pg_int(res, r, 3);
 		for (size_t i = 0; i < l[r].nruns; i++)
@@ -220,7 +243,8 @@ static int chain_pairs(struct pairs *p, const struct link *l, size_t nl, int64_t
 				       " its chain of bases loops", target);
 			break;
 		}
-		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+		if (fidx_delta_compose(k->runs, k->nruns, k->scan, map, nmap, &next, &nnext,
+				       err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -253,7 +277,8 @@ static int map_between(const struct link *l, size_t nl, int64_t from, int64_t to
 	*out = NULL;
 	*n = 0;
 	while ((k = link_of(l, nl, owner)) && ++steps <= nl) {
-		if (fidx_delta_compose(k->runs, k->nruns, map, nmap, &next, &nnext, err) < 0) {
+		if (fidx_delta_compose(k->runs, k->nruns, k->scan, map, nmap, &next, &nnext,
+				       err) < 0) {
 			if (map != &whole)
 				free(map);
 			return -1;
@@ -398,7 +423,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 		rc = fidx_fail_nomem(err);
 	if (rc < 0) {
 		pairs_free(&p);
-		return -1;
+		return in_database(st, err);
 	}
 	if (!p.lo.len) {
 		/* Nothing to read (a scan against itself). */

@@ -717,6 +717,11 @@ static const char *const *pg_files(const struct fidx_store *base)
 	" depth integer NOT NULL, runs bytea NOT NULL, host_id bigint NOT NULL);" \
 	"CREATE INDEX scan_delta_base ON fidx.scan_delta (base_id);" \
 	"ALTER TABLE fidx.scan_delta ENABLE ROW LEVEL SECURITY;" \
+	"CREATE FUNCTION fidx.scan_of(scan bigint, host bigint) RETURNS boolean" \
+	" LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp" \
+	" AS $f$ SELECT EXISTS (SELECT 1 FROM fidx.scan s WHERE s.id = $1" \
+	" AND s.host_id = $2) $f$;" \
+	"REVOKE ALL ON FUNCTION fidx.scan_of(bigint, bigint) FROM PUBLIC;" \
 	"DO $$ BEGIN" \
 	" IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_analyst') THEN" \
 	"  GRANT SELECT ON fidx.scan_delta TO fidx_analyst;" \
@@ -725,9 +730,11 @@ static const char *const *pg_files(const struct fidx_store *base)
 	" END IF;" \
 	" IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'fidx_ingest') THEN" \
 	"  GRANT SELECT, INSERT, UPDATE, DELETE ON fidx.scan_delta TO fidx_ingest;" \
+	"  GRANT EXECUTE ON FUNCTION fidx.scan_of(bigint, bigint) TO fidx_ingest;" \
 	"  CREATE POLICY ingest_own ON fidx.scan_delta TO fidx_ingest" \
 	"   USING (host_id IN (SELECT fidx.my_hosts()))" \
-	"   WITH CHECK (host_id IN (SELECT fidx.my_hosts()));" \
+	"   WITH CHECK (host_id IN (SELECT fidx.my_hosts())" \
+	"    AND fidx.scan_of(scan_id, host_id) AND fidx.scan_of(base_id, host_id));" \
 	" END IF;" \
 	" END $$;" \
 	"UPDATE fidx.meta SET value = '8' WHERE key = 'version'"

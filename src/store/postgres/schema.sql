@@ -197,6 +197,14 @@ CREATE FUNCTION fidx.my_hosts() RETURNS SETOF bigint
 	      WHERE r.role = session_user $$;
 REVOKE ALL ON FUNCTION fidx.my_hosts() FROM PUBLIC;
 
+-- Whether scan is a scan of host, for scan_delta's policy: the scan and its base of the
+-- row's host (read as the role that writes, under its policies; a function, so that a
+-- policy that calls it names no other table: fidx-pg-shard copies policies as text).
+CREATE FUNCTION fidx.scan_of(scan bigint, host bigint) RETURNS boolean
+	LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT EXISTS (SELECT 1 FROM fidx.scan s WHERE s.id = $1 AND s.host_id = $2) $$;
+REVOKE ALL ON FUNCTION fidx.scan_of(bigint, bigint) FROM PUBLIC;
+
 ALTER TABLE fidx.host ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.host_role ENABLE ROW LEVEL SECURITY;
 ALTER TABLE fidx.scan ENABLE ROW LEVEL SECURITY;
@@ -240,6 +248,7 @@ BEGIN
 			fidx.scan_delta TO fidx_ingest;
 		GRANT USAGE ON SEQUENCE fidx.file_id TO fidx_ingest;
 		GRANT EXECUTE ON FUNCTION fidx.my_hosts() TO fidx_ingest;
+		GRANT EXECUTE ON FUNCTION fidx.scan_of(bigint, bigint) TO fidx_ingest;
 		CREATE POLICY ingest_own ON fidx.host_role TO fidx_ingest
 			USING (role = current_user);
 		CREATE POLICY ingest_own ON fidx.host TO fidx_ingest
@@ -267,9 +276,11 @@ BEGIN
 		CREATE POLICY ingest_own ON fidx.path_trigram TO fidx_ingest
 			USING (host_id IN (SELECT fidx.my_hosts()))
 			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+		-- The scan and its base both of the row's host: host_id alone is the writer's.
 		CREATE POLICY ingest_own ON fidx.scan_delta TO fidx_ingest
 			USING (host_id IN (SELECT fidx.my_hosts()))
-			WITH CHECK (host_id IN (SELECT fidx.my_hosts()));
+			WITH CHECK (host_id IN (SELECT fidx.my_hosts())
+				    AND fidx.scan_of(scan_id, host_id) AND fidx.scan_of(base_id, host_id));
 	END IF;
 END
 $$;

@@ -412,46 +412,148 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 	return 0;
 }
 
+/* A row of a scan down a chain that its own row hashes do not vouch for. */
+struct unsealed {
+	int64_t id;
+	bool altered;  /* its hash kept differs (else none is kept: added) */
+};
+
 /* What pass 2 of a verify holds while it reads the rows. */
 struct check {
 	struct pg_store *st;
 	struct fidx_seal_sum *sum;    /* pass 1: the seal being recomputed */
 	struct sealed *kept;          /* the row hashes kept, by id */
 	size_t nkept;
+	struct unsealed *bad;         /* the rows of the scans down its chain that their row
+					 hashes do not vouch for, by id (lent rows to name) */
+	size_t nbad, cap;
 	fidx_seal_found_fn *found;
 	void *arg;
 	struct fidx_seal_result *r;
 };
 
-/*
- * Pass 2's row: named when its line has no hash kept (added) or another
- * (altered).  A lent row has none kept for this scan: the verify of the scan
- * whose row it is names it.
- */
-static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
-		     size_t path_len, bool lent, struct fidx_error *err)
+/* Orders unsealed rows by id. */
+static int by_bad_id(const void *a, const void *b)
 {
-	struct check *k = arg;
+	int64_t x = ((const struct unsealed *)a)->id, y = ((const struct unsealed *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Hashes a row's line: *s the hash kept for its id (NULL: none, else marked
+ * seen), *same whether they agree (a second row of an id does not).  Returns
+ * 0, or -1 with err set.
+ */
+static int row_sealed(struct check *k, struct fidx_seal_field *f, int64_t id,
+		      struct sealed **s, bool *same, struct fidx_error *err)
+{
 	uint8_t hash[FIDX_ROW_HASH_LEN];
 	if (fidx_seal_line(k->st->lines, fidx_seal_file_columns, f, FIDX_SEAL_FILE_FIELDS,
 			   FIDX_SEAL_FILE_ALWAYS, err) < 0 ||
 	    fidx_seal_row_hash(k->st->lines, hash, err) < 0)
 		return -1;
 	struct sealed key = {.id = id};
-	struct sealed *s = bsearch(&key, k->kept, k->nkept, sizeof(*k->kept), by_id);
-	bool same = s && !s->seen && memcmp(s->hash, hash, sizeof(hash)) == 0;
-	if (s)
-		s->seen = true;
-	if (same || (lent && !s))
+	*s = bsearch(&key, k->kept, k->nkept, sizeof(*k->kept), by_id);
+	*same = *s && !(*s)->seen && memcmp((*s)->hash, hash, sizeof(hash)) == 0;
+	if (*s)
+		(*s)->seen = true;
+	return 0;
+}
+
+/*
+ * A row of a scan down the chain: kept in k->bad when its line has no hash
+ * kept by its scan or another.  Its own lent rows are its base's to judge.
+ */
+static int owner_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+		     size_t path_len, bool lent, struct fidx_error *err)
+{
+	struct check *k = arg;
+	struct sealed *s;
+	bool same;
+	(void)path;
+	(void)path_len;
+	if (lent)
 		return 0;
+	if (row_sealed(k, f, id, &s, &same, err) < 0)
+		return -1;
+	if (same)
+		return 0;
+	if (k->nbad == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		struct unsealed *b = realloc(k->bad, cap * sizeof(*b));
+		if (!b)
+			return fidx_fail_nomem(err);
+		k->bad = b;
+		k->cap = cap;
+	}
+	k->bad[k->nbad++] = (struct unsealed){.id = id, .altered = s != NULL};
+	return 0;
+}
+
+/*
+ * Pass 2's row: named when its line has no hash kept (added) or another
+ * (altered).  A lent row has none kept for this scan: named when the scan
+ * whose row it is does not vouch for it (as that scan's verify names it).
+ */
+static int check_row(void *arg, struct fidx_seal_field *f, int64_t id, const char *path,
+		     size_t path_len, bool lent, struct fidx_error *err)
+{
+	struct check *k = arg;
+	struct sealed *s;
+	bool same;
+	if (row_sealed(k, f, id, &s, &same, err) < 0)
+		return -1;
+	if (same)
+		return 0;
+	bool altered = s != NULL;
+	if (lent && !s) {
+		struct unsealed key = {.id = id};
+		struct unsealed *b = bsearch(&key, k->bad, k->nbad, sizeof(*k->bad), by_bad_id);
+		if (!b)
+			return 0;
+		altered = b->altered;
+	}
 	char *name = strndup(path, path_len);
 	if (!name)
 		return fidx_fail_nomem(err);
-	(s ? &k->r->altered : &k->r->added)[0]++;
+	(altered ? &k->r->altered : &k->r->added)[0]++;
 	k->found(k->arg, &(struct fidx_seal_finding){
-		.change = s ? FIDX_SEAL_ALTERED : FIDX_SEAL_ADDED, .file_id = id, .path = name});
+		.change = altered ? FIDX_SEAL_ALTERED : FIDX_SEAL_ADDED, .file_id = id,
+		.path = name});
 	free(name);
 	return 0;
+}
+
+/*
+ * The rows of the scans down scan_id's chain (kept as changes) that their own
+ * row hashes do not vouch for, into k->bad (sorted).  Returns 0, or -1 with
+ * err set.
+ */
+static int chain_unsealed(struct pg_store *st, int64_t scan_id, struct check *k,
+			  struct fidx_error *err)
+{
+	struct pg_params p = {0};
+	pg_param_int(&p, scan_id);
+	PGresult *res = pg_exec(st, "WITH RECURSIVE c(id) AS (SELECT base_id FROM fidx.scan_delta"
+				" WHERE scan_id = $1 UNION SELECT d.base_id FROM fidx.scan_delta d"
+				" JOIN c ON d.scan_id = c.id) SELECT id FROM c", &p, "read", err);
+	if (!res)
+		return -1;
+	int rc = 0;
+	for (int r = 0; r < PQntuples(res) && rc == 0; r++) {
+		struct check o = {.st = st, .bad = k->bad, .nbad = k->nbad, .cap = k->cap};
+		ssize_t n = load_sealed(st, pg_int(res, r, 0), &o.kept, err);
+		o.nkept = n < 0 ? 0 : (size_t)n;
+		rc = n < 0 ? -1 : each_row(st, pg_int(res, r, 0), owner_row, &o, err);
+		free(o.kept);
+		k->bad = o.bad;
+		k->nbad = o.nbad;
+		k->cap = o.cap;
+	}
+	PQclear(res);
+	if (k->nbad)
+		qsort(k->bad, k->nbad, sizeof(*k->bad), by_bad_id);
+	return rc;
 }
 
 /*
@@ -466,7 +568,9 @@ static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *
 	if (nkept < 0)
 		return -1;
 	k.nkept = (size_t)nkept;
-	int rc = each_row(st, scan_id, check_row, &k, err);
+	int rc = chain_unsealed(st, scan_id, &k, err);
+	if (rc == 0)
+		rc = each_row(st, scan_id, check_row, &k, err);
 	for (size_t i = 0; rc == 0 && i < k.nkept; i++) {
 		if (k.kept[i].seen)
 			continue;
@@ -475,6 +579,7 @@ static int check_rows(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn *
 						       .file_id = k.kept[i].id});
 	}
 	free(k.kept);
+	free(k.bad);
 	return rc;
 }
 

@@ -759,7 +759,9 @@ int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uui
 	if (pg_flush(base, err) < 0 || pg_begin(st, err) < 0)
 		return -1;
 	/* The base: complete and sealed here, of the same host and root, its chain not at its
-	 * longest (then this scan is kept whole, and the next ones build on it). */
+	 * longest (then this scan is kept whole, and the next ones build on it).  Locked until
+	 * the changes are there: a prune that drops it first waits, then finds them (one that
+	 * dropped it already leaves no row, and the scan is kept whole). */
 	if (base_uuid) {
 		pg_param_text(&p, base_uuid);
 		pg_param_int(&p, scan_id);
@@ -768,7 +770,7 @@ int pg_push_delta(struct fidx_store *base, int64_t scan_id, const char *base_uui
 				    " AND s.root = b.root AND s.id <> b.id"
 				    " LEFT JOIN fidx.scan_delta d ON d.scan_id = b.id"
 				    " WHERE b.uuid = $1::uuid AND b.status = 'complete'::bytea"
-				    " AND b.seal IS NOT NULL", &p, "read", err)))
+				    " AND b.seal IS NOT NULL FOR KEY SHARE OF b", &p, "read", err)))
 			goto fail;
 		if (PQntuples(res) == 1 && pg_int(res, 0, 1) + 1 <= PG_DELTA_DEPTH) {
 			base_id = pg_int(res, 0, 0);
@@ -879,17 +881,17 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 
 /*
  * Rebuilds scan scan_id (kept as changes, of host host_id) whole, in the open
- * transaction: every row it has, read through its chain, written anew as
- * its own in the order of its ids where it was made (so that the ids here
- * ascend as a pushed scan's do), its old rows and its changes dropped, its
- * row hashes and path index made.  Its seal stays.  Returns 0, or -1 with
- * err set.
+ * transaction: every row it has, read through its chain once into a table of
+ * this session, its old rows (exactly those: ids here need not ascend, a shard
+ * hands out its own) and its changes dropped, then the rows written anew as its
+ * own in the order of its ids where it was made (so that the ids here ascend
+ * as a pushed scan's do), its row hashes and path index made.  Its seal stays.
+ * Returns 0, or -1 with err set.
  */
 static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
 			 struct fidx_error *err)
 {
 	char *rel = NULL, *sql = NULL, cols[1024];
-	int64_t first = 0;
 	int rc = -1;
 	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
 		return -1;
@@ -900,41 +902,45 @@ static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
 	struct pg_params one = {0};
 	pg_param_int(&one, scan_id);
 	PGresult *res;
+	/* Its rows, numbered in the order of their ids where it was made. */
+	if (asprintf(&sql, "CREATE TEMP TABLE fidx_rebuild ON COMMIT DROP AS SELECT f.scan_id%s,"
+		     " f.host_id, f.origin_id, pg_catalog.row_number() OVER (ORDER BY f.origin_id)"
+		     " AS rn FROM%s WHERE f.scan_id = %" PRId64, cols, rel, scan_id) < 0) {
+		sql = NULL;
+		fidx_fail_nomem(err);
+		goto out;
+	}
+	if (pg_run(st, "DROP TABLE IF EXISTS pg_temp.fidx_rebuild", NULL, "write", err) < 0 ||
+	    !(res = pg_exec(st, sql, NULL, "write", err)))
+		goto out;
+	int64_t rows = atoll(PQcmdTuples(res));
+	PQclear(res);
+	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
+		   " WHERE scan_id = $1)", &one, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1", &one, "write", err) < 0 ||
+	    pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &one, "write", err) < 0)
+		goto out;
 	/* The rows in blocks of the sequence: one block holds PG_ID_BLOCK ids. */
-	for (int64_t done = 0;; done += PG_ID_BLOCK) {
+	for (int64_t done = 0; done < rows; done += PG_ID_BLOCK) {
 		if (!(res = pg_exec(st, "SELECT pg_catalog.nextval('fidx.file_id')", NULL, "write",
 				    err)))
 			goto out;
 		int64_t start = pg_int(res, 0, 0);
 		PQclear(res);
-		if (!first)
-			first = start;
 		free(sql);
 		if (asprintf(&sql, "INSERT INTO fidx.file (id, scan_id%s, host_id, origin_id)"
-			     " SELECT %" PRId64 " + x.rn - 1 - %" PRId64 ", x.scan_id%s, x.host_id,"
-			     " x.origin_id FROM (SELECT f.*, pg_catalog.row_number() OVER"
-			     " (ORDER BY f.origin_id) AS rn FROM%s WHERE f.scan_id = %" PRId64 ") x"
-			     " WHERE x.rn > %" PRId64 " AND x.rn <= %" PRId64, cols, start, done, cols,
-			     rel, scan_id, done, done + PG_ID_BLOCK) < 0) {
+			     " SELECT %" PRId64 " + rn - 1 - %" PRId64 ", scan_id%s, host_id,"
+			     " origin_id FROM pg_temp.fidx_rebuild WHERE rn > %" PRId64
+			     " AND rn <= %" PRId64, cols, start, done, cols, done,
+			     done + PG_ID_BLOCK) < 0) {
 			sql = NULL;
 			fidx_fail_nomem(err);
 			goto out;
 		}
-		if (!(res = pg_exec(st, sql, NULL, "write", err)))
+		if (pg_run(st, sql, NULL, "write", err) < 0)
 			goto out;
-		int64_t added = atoll(PQcmdTuples(res));
-		PQclear(res);
-		if (added < PG_ID_BLOCK)
-			break;
 	}
-	struct pg_params p = {0};
-	pg_param_int(&p, scan_id);
-	pg_param_int(&p, first);
-	if (pg_run(st, "DELETE FROM fidx.file_digest WHERE file_id IN (SELECT id FROM fidx.file"
-		   " WHERE scan_id = $1 AND id < $2)", &p, "write", err) < 0 ||
-	    pg_run(st, "DELETE FROM fidx.file WHERE scan_id = $1 AND id < $2", &p, "write",
-		   err) < 0 ||
-	    pg_run(st, "DELETE FROM fidx.scan_delta WHERE scan_id = $1", &one, "write", err) < 0 ||
+	if (pg_run(st, "DROP TABLE pg_temp.fidx_rebuild", NULL, "write", err) < 0 ||
 	    pg_seal_rehash(st, scan_id, host_id, err) < 0 ||
 	    pg_pathindex_build(st, scan_id, err) < 0)
 		goto out;
@@ -969,19 +975,31 @@ int pg_drop_scans(struct fidx_store *base, const int64_t *ids, size_t n, size_t 
 	if (!st->has_schema && pg_make_schema(st, err) < 0)
 		goto fail;
 	pg_param_text(&p, list);
+	/* The scans dropped locked first: a push building on one waits, or has put its changes
+	 * there before they are listed. */
+	if (pg_run(st, "SELECT id FROM fidx.scan WHERE id = ANY($1::bigint[]) ORDER BY id"
+		   " FOR UPDATE", &p, "write", err) < 0)
+		goto fail;
 	/* Each scan kept that is the changes of one dropped is rebuilt whole first, while
 	 * every chain is there; a scan kept as changes of it then has a whole base. */
 	if (!(res = pg_exec(st, "SELECT d.scan_id, d.host_id, s.status = 'complete'::bytea,"
-			    " d.base_id FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
+			    " d.base_id, coalesce(s.host, ''::bytea),"
+			    " coalesce(pg_catalog.to_char(pg_catalog.to_timestamp(s.started_ns / 1e9)"
+			    " AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', 'at a time unknown')"
+			    " FROM fidx.scan_delta d JOIN fidx.scan s ON s.id = d.scan_id"
 			    " WHERE d.base_id = ANY($1::bigint[]) AND NOT d.scan_id = ANY($1::bigint[])"
 			    " ORDER BY d.scan_id FOR UPDATE OF d", &p, "read", err)))
 		goto fail;
-	/* A push of changes of one of them under way: its rows are not all there to rebuild. */
+	/* A push of changes of one of them under way, or cut off and never taken up: its rows
+	 * are not all there to rebuild.  Only that push can end it (prune drops no such scan). */
 	for (int r = 0; r < PQntuples(res); r++)
 		if (PQgetvalue(res, r, 2)[0] != 1) {
 			fidx_fail(err, EBUSY, "cannot drop scan %" PRId64 " of '%s': scan %" PRId64
-				  " is being pushed as its changes (prune when the push is done)",
-				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0));
+				  " of host '%s', started %s, is its changes and not complete (a"
+				  " push under way, or cut off): push that host's database again"
+				  " to finish it, then prune (fidx has no other way to end it)",
+				  pg_int(res, r, 3), fidx_quote(st->name), pg_int(res, r, 0),
+				  fidx_quote(PQgetvalue(res, r, 4)), PQgetvalue(res, r, 5));
 			goto fail;
 		}
 	for (int r = 0; r < PQntuples(res); r++) {

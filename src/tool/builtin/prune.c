@@ -59,6 +59,15 @@ static bool same(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* Whether a scan started at started_ns was started less than days days before now (no
+ * product of days and a day is made: days reach 1,000,000, past int64 nanoseconds). */
+static bool younger(int64_t started_ns, int64_t now, long days)
+{
+	if (started_ns > now)
+		return true;
+	return ((uint64_t)now - (uint64_t)started_ns) / UINT64_C(86400000000000) < (uint64_t)days;
+}
+
 /* Orders scan rows newest first (by start, then id). */
 static int newest_first(const void *x, const void *y)
 {
@@ -145,7 +154,7 @@ int cmd_prune(int argc, char **argv, const struct fidx_command *cmd)
 			rows[n++] = &list.rows[i];
 	}
 	qsort(rows, n, sizeof(*rows), newest_first);
-	int64_t now = fidx_now_ns(), day = INT64_C(86400000000000);
+	int64_t now = fidx_now_ns();
 	fidx_out_begin();
 	for (size_t i = 0; i < n; i++) {
 		const struct fidx_scan_row *s = rows[i];
@@ -153,7 +162,7 @@ int cmd_prune(int argc, char **argv, const struct fidx_command *cmd)
 		for (size_t k = 0; k < i; k++)
 			rank += same(rows[k]->host, s->host) && same(rows[k]->root, s->root);
 		bool kept = rank == 0 || (keep_arg && rank < keep) ||
-			    (days_arg && s->started_ns > now - days * day);
+			    (days_arg && younger(s->started_ns, now, days));
 		if (kept)
 			continue;
 		gone[ndrop] = s;
