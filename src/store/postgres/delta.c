@@ -160,19 +160,13 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 	*out = NULL;
 	if (st->base.version < 8 || !st->has_tables || !n)
 		return 0;
-	struct str ids = {0};
-	add(&ids, "{");
-	for (size_t i = 0; i < n; i++)
-		add(&ids, "%s%" PRId64, i ? "," : "", scans[i]);
-	add(&ids, "}");
-	if (ids.nomem) {
-		free(ids.p);
+	char *ids = pg_id_array(scans, n);
+	if (!ids)
 		return fidx_fail_nomem(err);
-	}
 	struct pg_params p = {0};
-	pg_param_text(&p, ids.p);
+	pg_param_text(&p, ids);
 	if (pg_ready(st, err) < 0) {
-		free(ids.p);
+		free(ids);
 		return -1;
 	}
 	PGresult *res = pg_exec(st, "WITH RECURSIVE c(id) AS (SELECT pg_catalog.unnest($1::bigint[])"
@@ -182,7 +176,7 @@ static ssize_t load_links(struct pg_store *st, const int64_t *scans, size_t n, s
 				" s.id IS NULL) FROM fidx.scan_delta d JOIN c ON d.scan_id = c.id"
 				" LEFT JOIN fidx.scan b ON b.id = d.base_id"
 				" LEFT JOIN fidx.scan s ON s.id = d.scan_id", &p, "read", err);
-	free(ids.p);
+	free(ids);
 	if (!res)
 		return -1;
 	int rows = PQntuples(res);
@@ -508,21 +502,15 @@ static int cmp_id(const void *a, const void *b)
 int pg_lent_filter(struct pg_store *st, const struct pg_lent *l, const int64_t *ids, size_t n,
 		   bool *keep, struct fidx_error *err)
 {
-	struct str s = {0};
 	struct pg_params p = {0};
-	add(&s, "{");
-	for (size_t i = 0; i < n; i++)
-		add(&s, "%s%" PRId64, i ? "," : "", ids[i]);
-	add(&s, "}");
-	if (s.nomem) {
-		free(s.p);
+	char *list = pg_id_array(ids, n);
+	if (!list)
 		return fidx_fail_nomem(err);
-	}
 	pg_param_int(&p, l->base);
-	pg_param_text(&p, s.p);
+	pg_param_text(&p, list);
 	PGresult *res = pg_exec(st, "SELECT id, coalesce(origin_id, id) FROM fidx.file"
 				" WHERE scan_id = $1 AND id = ANY($2::bigint[])", &p, "read", err);
-	free(s.p);
+	free(list);
 	if (!res)
 		return -1;
 	int rows = PQntuples(res);

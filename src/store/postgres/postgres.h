@@ -360,6 +360,9 @@ void pg_pathindex_close(struct pg_pathindex *it);
 
 /* ---- read.c ---- */
 
+/* The ids as a SQL array literal ("{1,2}"), malloc'ed, or NULL (out of memory). */
+char *pg_id_array(const int64_t *ids, size_t n);
+
 int pg_scans(struct fidx_store *st, const struct fidx_scan_filter *f,
 	     struct fidx_scan_list *out, struct fidx_error *err);
 struct fidx_rows *pg_rows(struct fidx_store *st, const struct fidx_rows_query *q,

@@ -192,8 +192,7 @@ static int read_row(struct pg_store *st, struct pg_reader *rd, const PGresult *r
 	return 1;
 }
 
-/* The scans as a SQL array literal ("{1,2}"), malloc'ed, or NULL. */
-static char *id_array(const int64_t *ids, size_t n)
+char *pg_id_array(const int64_t *ids, size_t n)
 {
 	char *s = malloc(n * 21 + 3);
 	if (!s)
@@ -243,7 +242,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 	struct pg_rows *it = calloc(1, sizeof(*it));
 	char cols[1400], *sql = NULL, *from = NULL;
 	struct pg_params p = {0};
-	if (!it || !(it->ids = id_array(q->scans, q->nscans))) {
+	if (!it || !(it->ids = pg_id_array(q->scans, q->nscans))) {
 		if (it)
 			free(it);
 		fidx_fail_nomem(err);
@@ -413,7 +412,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id, cons
 {
 	char cols[1400], *sql, *from;
 	struct pg_params p = {0};
-	char *ids = id_array(rd->scans, rd->nscans);
+	char *ids = pg_id_array(rd->scans, rd->nscans);
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
@@ -923,7 +922,7 @@ uint64_t pg_count(struct fidx_store *base, const int64_t *scans, size_t n, bool 
 	struct pg_store *st = pg_of(base);
 	struct fidx_error err;
 	struct pg_params p = {0};
-	char *ids = id_array(scans, n);
+	char *ids = pg_id_array(scans, n);
 	uint64_t count = 0;
 	if (!ids || !n)
 		goto out;
