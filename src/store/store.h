@@ -296,6 +296,8 @@ struct fidx_push_state {
 	bool complete;        /* it is there whole already: nothing to push */
 	int64_t after;        /* a push cut off: its rows up to this id (the id where it was
 				 made) are there; 0 for none */
+	uint8_t seal[64];     /* when complete: the seal recorded there (its first 64 bytes) */
+	size_t seal_len;      /* its length (0: none) */
 };
 
 /*

@@ -72,6 +72,15 @@ def uuids(db):
 	return {r["id"]: r["uuid"] for r in map(json.loads, res.out.splitlines())}
 
 
+def seal_hex(db, uuid):
+	"""The seal of the scan of uuid in the SQLite database db, in hex."""
+	con = lib.connect(db)
+	try:
+		return con.execute("SELECT hex(seal) FROM scan WHERE uuid = ?", (uuid,)).fetchone()[0].decode()
+	finally:
+		con.close()
+
+
 def forget(pg, uuid):
 	"""Removes the scan of uuid from the server, as if it had never been pushed."""
 	pg.psql("".join("DELETE FROM fidx.%s WHERE scan_id IN (SELECT id FROM fidx.scan WHERE"
@@ -219,10 +228,34 @@ def main():
 		with chk.guard("pushed again"):
 			before = server_rows(pg, ids[2])
 			r = run_fidx("push", db, target)
-			chk.ok("again: exit 0, every scan already there, intact",
+			chk.ok("again: exit 0, every scan already there, its seal the one recorded",
 			       r.rc == 0 and r.out.count(b": already in ") == 2 and
-			       r.out.count(b"intact on the server") == 2, lib.short(r.out + r.err))
+			       r.out.count(b"recorded there (its rows not read again") == 2,
+			       lib.short(r.out + r.err))
 			chk.eq("again: nothing stored twice", server_rows(pg, ids[2]), before)
+			# The server's record of a seal altered: the push says so (exit 1); rows
+			# altered there are left to fidx verify, which reads them.
+			pg.psql("UPDATE fidx.scan SET seal = pg_catalog.sha256(seal) WHERE uuid = '%s';"
+				% ids[2], user=ROLE, dbname=DB)
+			r = run_fidx("push", db, target)
+			chk.ok("again, a recorded seal altered: MISMATCH, exit 1",
+			       r.rc == 1 and r.out.count(b"is not the seal recorded there: MISMATCH") == 1
+			       and r.out.count(b"recorded there (its rows") == 1, lib.short(r.out + r.err))
+			pg.psql("UPDATE fidx.scan SET seal = decode('%s', 'hex') WHERE uuid = '%s';"
+				% (seal_hex(db, ids[2]), ids[2]), user=ROLE, dbname=DB)
+			pg.psql("UPDATE fidx.file SET size = size + 1 WHERE id = (SELECT min(f.id) FROM"
+				" fidx.file f JOIN fidx.scan s ON s.id = f.scan_id WHERE s.uuid = '%s'"
+				" AND f.type = 'f'::bytea);" % ids[2], user=ROLE, dbname=DB)
+			r = run_fidx("push", db, target)
+			v = run_fidx("verify", "--db", target)
+			chk.ok("again, a row altered there: push compares the record (exit 0), fidx"
+			       " verify reads the rows (exit 1, MISMATCH)",
+			       r.rc == 0 and v.rc == 1 and b"MISMATCH" in v.out, lib.short(r.out + v.out))
+			pg.psql("UPDATE fidx.file SET size = size - 1 WHERE id = (SELECT min(f.id) FROM"
+				" fidx.file f JOIN fidx.scan s ON s.id = f.scan_id WHERE s.uuid = '%s'"
+				" AND f.type = 'f'::bytea);" % ids[2], user=ROLE, dbname=DB)
+			v = run_fidx("verify", "--db", target)
+			chk.ok("again: put back, every seal verifies", v.rc == 0, lib.short(v.out + v.err))
 			r1 = run_fidx("push", old, target)
 			r2 = run_fidx("push", old, target)
 			chk.ok("a scan made before schema 5: pushed, then found by its seal's UUID",

@@ -352,10 +352,49 @@ static int target_pairs(struct pairs *p, const struct link *l, size_t nl, int64_
 }
 
 /*
- * Makes *rel (malloc'ed) the derived table of the rows of the pairs p (at
- * least one interval), and frees p.  Returns 0, or -1 with err set.
+ * Makes *hosts the hosts of the owners of p, as an array literal (malloc'ed),
+ * or NULL when one has no row in fidx.scan (damage: no filter by host).
+ * Returns 0, or -1 with err set.
  */
-static int relation_sql(struct pairs *p, char **rel, struct fidx_error *err)
+static int owners_hosts(struct pg_store *st, const struct pairs *p, char **hosts,
+			struct fidx_error *err)
+{
+	struct pg_params q = {0};
+	*hosts = NULL;
+	char *owners = malloc(p->owners.len + 3);
+	if (!owners)
+		return fidx_fail_nomem(err);
+	snprintf(owners, p->owners.len + 3, "{%s}", p->owners.p);
+	pg_param_text(&q, owners);
+	PGresult *res = pg_exec(st, "SELECT pg_catalog.array_agg(DISTINCT s.host_id)::text,"
+				" bool_and(s.host_id IS NOT NULL) FROM pg_catalog.unnest($1::bigint[])"
+				" o(id) LEFT JOIN fidx.scan s ON s.id = o.id", &q, "read", err);
+	free(owners);
+	if (!res)
+		return -1;
+	int rc = 0;
+	/* The server's text of a bigint[]: nothing but digits, signs, commas and braces. */
+	const char *v = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
+			PQgetvalue(res, 0, 1)[0] == 1 ? PQgetvalue(res, 0, 0) : "";
+	if (*v && v[strspn(v, "{}0123456789,-")] == '\0' && !(*hosts = strdup(v)))
+		rc = fidx_fail_nomem(err);
+	PQclear(res);
+	return rc;
+}
+
+/*
+ * Makes *rel (malloc'ed) the derived table of the rows of the pairs p (at
+ * least one interval), and frees p.  The owners' rows are asked for by
+ * constants the planner can use: their scans (an index's lookup, shipped to
+ * a shard by postgres_fdw: a join with the pairs alone was shipped as no
+ * condition, every row of every shard read through the coordinator) and,
+ * when hosts (an array literal) is given, their hosts (partition pruning:
+ * the shards of other hosts are not asked).  The pairs are a lateral
+ * function of each row read, so the rows are read once (the planner, which
+ * cannot tell how many rows a shard returns, read them once a pair).
+ * Returns 0, or -1 with err set.
+ */
+static int relation_sql(struct pairs *p, const char *hosts, char **rel, struct fidx_error *err)
 {
 	struct str s = {0};
 	/* The columns of fidx.file but those the scan gives: scan_id, digests_from, origin_id. */
@@ -371,12 +410,16 @@ static int relation_sql(struct pairs *p, char **rel, struct fidx_error *err)
 			add(&s, ", f.%s", name);
 	}
 	add(&s, ", f.host_id, k.k - (p.n << 40) + ('{%s}'::bigint[])[k.b] AS origin_id,"
-	    " p.o AS owner FROM ROWS FROM (pg_catalog.unnest('{%s}'::bigint[]),"
-	    " pg_catalog.unnest('{%s}'::bigint[])) WITH ORDINALITY p(o, t, n) JOIN fidx.file f ON f.scan_id = p.o"
+	    " p.o AS owner FROM fidx.file f CROSS JOIN LATERAL (SELECT p.o, p.t, p.n FROM"
+	    " ROWS FROM (pg_catalog.unnest('{%s}'::bigint[]), pg_catalog.unnest('{%s}'::bigint[]))"
+	    " WITH ORDINALITY p(o, t, n) WHERE p.o = f.scan_id) p"
 	    " CROSS JOIN LATERAL (SELECT (p.n << 40) | coalesce(f.origin_id, f.id) AS k) k0"
 	    " CROSS JOIN LATERAL (SELECT k0.k, pg_catalog.width_bucket(k0.k, '{%s}'::bigint[])"
-	    " AS b) k WHERE k.b > 0 AND k.k <= ('{%s}'::bigint[])[k.b]) f",
-	    p->off.p, p->owners.p, p->targets.p, p->lo.p, p->hi.p);
+	    " AS b) k WHERE f.scan_id = ANY('{%s}'::bigint[])",
+	    p->off.p, p->owners.p, p->targets.p, p->lo.p, p->owners.p);
+	if (hosts)
+		add(&s, " AND f.host_id = ANY('%s'::bigint[])", hosts);
+	add(&s, " AND k.b > 0 AND k.k <= ('{%s}'::bigint[])[k.b]) f", p->hi.p);
 	pairs_free(p);
 	if (s.nomem) {
 		free(s.p);
@@ -384,6 +427,19 @@ static int relation_sql(struct pairs *p, char **rel, struct fidx_error *err)
 	}
 	*rel = s.p;
 	return 0;
+}
+
+/* relation_sql() with the hosts of p's owners asked of the server; frees p. */
+static int relation_of(struct pg_store *st, struct pairs *p, char **rel, struct fidx_error *err)
+{
+	char *hosts;
+	if (owners_hosts(st, p, &hosts, err) < 0) {
+		pairs_free(p);
+		return -1;
+	}
+	int rc = relation_sql(p, hosts, rel, err);
+	free(hosts);
+	return rc;
 }
 
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
@@ -426,7 +482,7 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 			return fidx_fail_nomem(err);
 		return 1;
 	}
-	return relation_sql(&p, rel, err) < 0 ? -1 : 1;
+	return relation_of(st, &p, rel, err) < 0 ? -1 : 1;
 }
 
 int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
@@ -471,7 +527,7 @@ int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct 
 	if (rc == 0 && pairs_nomem(&p))
 		rc = fidx_fail_nomem(err);
 	if (rc == 0)
-		return relation_sql(&p, &out->rel, err) < 0 ? (pg_lent_free(out), -1)
+		return relation_of(st, &p, &out->rel, err) < 0 ? (pg_lent_free(out), -1)
 							    : (out->base = base, 1);
 	pairs_free(&p);
 	pg_lent_free(out);

@@ -681,14 +681,22 @@ int pg_push_begin(struct fidx_store *base, const struct fidx_scan_row *scan,
 	/* A scan of that UUID: there whole, or cut off (its rows are counted by origin id). */
 	pg_param_text(&p, scan->uuid);
 	if (!(res = pg_exec(st, "SELECT s.id, s.host_id, s.status = 'complete'::bytea,"
-			    " coalesce(s.origin_id, s.id), (SELECT coalesce(max(f.origin_id), 0)"
-			    " FROM fidx.file f WHERE f.scan_id = s.id)"
-			    " FROM fidx.scan s WHERE s.uuid = $1::uuid", &p, "read", err)))
+			    " coalesce(s.origin_id, s.id), CASE WHEN s.status IS DISTINCT FROM"
+			    " 'complete'::bytea THEN (SELECT coalesce(max(f.origin_id), 0)"
+			    " FROM fidx.file f WHERE f.scan_id = s.id AND f.host_id = s.host_id)"
+			    " ELSE 0 END, s.seal FROM fidx.scan s WHERE s.uuid = $1::uuid", &p,
+			    "read", err)))
 		goto fail;
 	if (PQntuples(res) == 1) {
 		*ps = (struct fidx_push_state){.scan_id = pg_int(res, 0, 0),
 					       .complete = PQgetvalue(res, 0, 2)[0] == 1,
 					       .after = pg_int(res, 0, 4)};
+		if (ps->complete && !PQgetisnull(res, 0, 5)) {
+			size_t n = (size_t)PQgetlength(res, 0, 5);
+			ps->seal_len = n;
+			memcpy(ps->seal, PQgetvalue(res, 0, 5), n < sizeof(ps->seal) ? n
+										: sizeof(ps->seal));
+		}
 		int64_t host_id = pg_int(res, 0, 1), sealed = pg_int(res, 0, 3);
 		PQclear(res);
 		if (pg_commit(st, err) < 0)
@@ -874,7 +882,10 @@ int pg_push_end(struct fidx_store *base, int64_t scan_id, const struct fidx_scan
 	struct pg_scan *c = scan_of(st, scan_id);
 	if (c)
 		scan_drop(st, c);
-	return analyze(st, err);
+	/* A scan of changes adds a few per cent of a scan's rows: the statistics stay true
+	 * (an ANALYZE took 0.4 s a push on a fleet of 10M rows); the server's autovacuum
+	 * analyzes the table when enough has changed. */
+	return delta ? 0 : analyze(st, err);
 }
 
 /* --------------------------------------------------------------- dropping --- */

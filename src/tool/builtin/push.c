@@ -35,8 +35,10 @@ static const struct fidx_help push_help = {
 		"A rescan whose earlier scan (same host, same root) the server has goes as\n"
 		"its changes: the rows that differ, and runs of ids for the rows it shares\n"
 		"with that scan (--full sends and keeps every row).\n"
-		"After each scan, the server recomputes its seal from the rows it holds;\n"
-		"the line printed says whether it is the seal the scan was made with.\n\n",
+		"After each scan sent, the server recomputes its seal from the rows it holds;\n"
+		"the line printed says whether it is the seal the scan was made with.  Of a\n"
+		"scan there already, the seal recorded there is compared, its rows not read\n"
+		"again ('fidx verify --db TARGET' reads them).\n\n",
 	.footer = "\nExit status: 0 every scan on the server with its seal intact, 1 a seal\n"
 		  "that differs there, 2 usage or fatal error (the scans pushed before stay).\n",
 };
@@ -45,12 +47,21 @@ static const struct fidx_help push_help = {
 static bool report(const struct fidx_scan_row *scan, const struct fidx_push_result *r,
 		   const char *target)
 {
+	/* One already there: the seal the server recorded, which must be the scan's. */
+	const uint8_t *want = r->already ? scan->seal : r->seal.computed;
 	bool intact = r->seal.sealed && r->seal.recorded_len == FIDX_SEAL_LEN &&
-		      memcmp(r->seal.recorded, r->seal.computed, FIDX_SEAL_LEN) == 0;
+		      memcmp(r->seal.recorded, want, FIDX_SEAL_LEN) == 0;
 	printf("scan %" PRId64, scan->id);
-	if (r->already)
-		printf(": already in '%s' as scan %" PRId64, fidx_quote(target), r->id);
-	else if (r->after)
+	if (r->already) {
+		printf(": already in '%s' as scan %" PRId64 ", seal sha256:", fidx_quote(target),
+		       r->id);
+		for (size_t b = 0; b < FIDX_SEAL_LEN; b++)
+			printf("%02x", scan->seal[b]);
+		printf(intact ? " recorded there (its rows not read again: 'fidx verify' does)\n"
+			      : " is not the seal recorded there: MISMATCH\n");
+		return intact;
+	}
+	if (r->after)
 		printf(" -> scan %" PRId64 " of '%s': taken up after row %" PRId64 ", %" PRIu64
 		       " more %s", r->id, fidx_quote(target), r->after, r->rows,
 		       fidx_plural(r->rows, "row", "rows"));
