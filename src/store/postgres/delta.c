@@ -30,6 +30,13 @@
  * and its chain's above W, a few per cent) through the relation of the pairs
  * above W.  A lent row keeps its owner's id in every relation, so the id of
  * W's index is the id of that row in T's relation too (fidx_paths_row()).
+ *
+ * A map of level k holds the runs of every level above it: at depth 8 a
+ * scan's maps are megabytes of numbers.  A question that wants few rows
+ * cuts them to those rows first (struct cand): a read by digest asks the
+ * digest's index for the owners' rows that have one (digest_cands()), find
+ * reads the paths of the chain above W and keeps those that may match
+ * (path_cands()); each map then holds one interval per such row.
  */
 #include "postgres.h"
 
@@ -42,6 +49,9 @@
 
 #include "delta.h"
 #include "seal.h"
+
+/* The relation of no row. */
+#define NO_ROWS " (SELECT f.*, f.scan_id AS owner FROM fidx.file f WHERE false) f"
 
 /* A scan of a chain kept as changes: its base and its runs, as maps. */
 struct link {
@@ -89,13 +99,50 @@ static void add(struct str *s, const char *fmt, ...)
 	}
 }
 
+/* A row a question may want: its owner (the scan whose row it is) and its key there. */
+struct cand {
+	int64_t owner, key;
+};
+
 /* The pairs of a relation: (owner, target) and the map of each, in order. */
 struct pairs {
 	struct str owners, targets, lo, hi, off, fill;
 	size_t n;
+	const struct cand *cand;  /* when not NULL: the only rows asked for, sorted */
+	size_t ncand;
 };
 
-/* Adds pair (owner, target) of map m (n intervals). */
+/* Adds interval [lo, hi] of pair key (its number << 40), as m's. */
+static void interval_add(struct pairs *p, int64_t key, int64_t lo, int64_t hi,
+			 const struct fidx_delta_map *m)
+{
+	bool first = !p->lo.len;
+	add(&p->lo, "%s%" PRId64, first ? "" : ",", key | lo);
+	add(&p->hi, "%s%" PRId64, first ? "" : ",", key | hi);
+	add(&p->off, "%s%" PRId64, first ? "" : ",", m->off);
+	add(&p->fill, "%s%" PRId64, first ? "" : ",", m->fill);
+}
+
+/* The interval of the n sorted intervals m that holds key, or NULL. */
+static const struct fidx_delta_map *interval_of(const struct fidx_delta_map *m, size_t n,
+						int64_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].hi < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && m[lo].lo <= key ? &m[lo] : NULL;
+}
+
+/*
+ * Adds pair (owner, target) of map m (n intervals); with candidates, only
+ * the intervals of one id each of the candidates of owner that m holds (a
+ * hunt over scans at depth 8 sent every map whole: 160 MB of SQL for 50).
+ */
 static void pair_add(struct pairs *p, int64_t owner, int64_t target,
 		     const struct fidx_delta_map *m, size_t n)
 {
@@ -103,12 +150,23 @@ static void pair_add(struct pairs *p, int64_t owner, int64_t target,
 	add(&p->owners, "%s%" PRId64, p->n > 1 ? "," : "", owner);
 	add(&p->targets, "%s%" PRId64, p->n > 1 ? "," : "", target);
 	int64_t key = (int64_t)p->n << 40;
-	for (size_t i = 0; i < n; i++) {
-		bool first = !p->lo.len;
-		add(&p->lo, "%s%" PRId64, first ? "" : ",", key | m[i].lo);
-		add(&p->hi, "%s%" PRId64, first ? "" : ",", key | m[i].hi);
-		add(&p->off, "%s%" PRId64, first ? "" : ",", m[i].off);
-		add(&p->fill, "%s%" PRId64, first ? "" : ",", m[i].fill);
+	if (!p->cand) {
+		for (size_t i = 0; i < n; i++)
+			interval_add(p, key, m[i].lo, m[i].hi, &m[i]);
+		return;
+	}
+	size_t lo = 0, hi = p->ncand;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->cand[mid].owner < owner)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->ncand && p->cand[i].owner == owner; i++) {
+		const struct fidx_delta_map *in = interval_of(m, n, p->cand[i].key);
+		if (in)
+			interval_add(p, key, p->cand[i].key, p->cand[i].key, in);
 	}
 }
 
@@ -442,11 +500,72 @@ static int relation_of(struct pg_store *st, struct pairs *p, char **rel, struct 
 	return rc;
 }
 
+/* Orders candidates by owner, then key. */
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+/*
+ * The rows of the owners of the n scans' chains (links l) whose column
+ * digest is one of the array literal digests, as candidates into *out
+ * (malloc'ed, sorted, *nout).  Returns 0, or -1 with err set.
+ */
+static int digest_cands(struct pg_store *st, const int64_t *scans, size_t n,
+			const struct link *l, size_t nl, const char *digest, const char *digests,
+			struct cand **out, size_t *nout, struct fidx_error *err)
+{
+	/* The owners: each scan and the bases down its chain (at most nl of them). */
+	int64_t *owners = malloc((n + 1) * (nl + 1) * sizeof(*owners));
+	size_t no = 0;
+	if (!owners)
+		return fidx_fail_nomem(err);
+	for (size_t i = 0; i < n; i++) {
+		int64_t o = scans[i];
+		owners[no++] = o;
+		const struct link *k;
+		for (size_t steps = 0; steps < nl && (k = link_of(l, nl, o)); steps++)
+			owners[no++] = o = k->base;
+	}
+	char *ids = pg_id_array(owners, no);
+	free(owners);
+	if (!ids)
+		return fidx_fail_nomem(err);
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT DISTINCT f.scan_id, coalesce(f.origin_id, f.id) FROM"
+		 " fidx.file f WHERE f.scan_id = ANY($1::bigint[]) AND f.%s = ANY($2::bytea[])",
+		 digest);
+	struct pg_params q = {0};
+	pg_param_text(&q, ids);
+	pg_param_text(&q, digests);
+	PGresult *res = pg_exec(st, sql, &q, "read", err);
+	free(ids);
+	if (!res)
+		return -1;
+	size_t rows = (size_t)PQntuples(res);
+	struct cand *c = malloc((rows + 1) * sizeof(*c));
+	if (!c) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	for (size_t r = 0; r < rows; r++)
+		c[r] = (struct cand){.owner = pg_int(res, (int)r, 0), .key = pg_int(res, (int)r, 1)};
+	PQclear(res);
+	qsort(c, rows, sizeof(*c), cmp_cand);
+	*out = c;
+	*nout = rows;
+	return 0;
+}
+
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
-		char **rel, struct fidx_error *err)
+		const char *digest, const char *digests, char **rel, struct fidx_error *err)
 {
 	struct link *l;
 	struct pairs p = {0};
+	struct cand *cand = NULL;
 	int64_t two[2];
 	*rel = NULL;
 	if (n != 1)
@@ -464,11 +583,17 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 		return 0;
 	}
 	int rc = 0;
+	if (digest && !changed_from) {
+		rc = digest_cands(st, scans, n, l, (size_t)nl, digest, digests, &cand, &p.ncand, err);
+		p.cand = cand;
+	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = target_pairs(&p, l, (size_t)nl, scans[i], changed_from, err);
 	for (ssize_t i = 0; i < nl; i++)
 		free(l[i].runs);
 	free(l);
+	free(cand);
+	p.cand = NULL;
 	if (rc == 0 && pairs_nomem(&p))
 		rc = fidx_fail_nomem(err);
 	if (rc < 0) {
@@ -476,9 +601,9 @@ int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t cha
 		return in_database(st, err);
 	}
 	if (!p.lo.len) {
-		/* Nothing to read (a scan against itself). */
+		/* Nothing to read (a scan against itself, or no row with a digest asked for). */
 		pairs_free(&p);
-		if (!(*rel = strdup(" (SELECT f.*, f.scan_id AS owner FROM fidx.file f WHERE false) f")))
+		if (!(*rel = strdup(NO_ROWS)))
 			return fidx_fail_nomem(err);
 		return 1;
 	}
@@ -500,7 +625,53 @@ int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
 	return rc;
 }
 
-int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct fidx_error *err)
+/*
+ * The rows of the owners from scan down its chain, above base, that keep
+ * keeps (or that have no path), as candidates into *out (malloc'ed, sorted,
+ * *nout).  Returns 0, or -1 with err set.
+ */
+static int path_cands(struct pg_store *st, int64_t scan, int64_t base, const struct link *l,
+		      size_t nl, pg_path_keep_fn *keep, void *arg, struct cand **out,
+		      size_t *nout, struct fidx_error *err)
+{
+	int64_t *owners = malloc((nl + 1) * sizeof(*owners));
+	size_t no = 0;
+	if (!owners)
+		return fidx_fail_nomem(err);
+	const struct link *k;
+	for (int64_t o = scan; o != base && no <= nl && (k = link_of(l, nl, o)); o = k->base)
+		owners[no++] = o;
+	char *ids = pg_id_array(owners, no);
+	free(owners);
+	if (!ids)
+		return fidx_fail_nomem(err);
+	struct pg_params q = {0};
+	pg_param_text(&q, ids);
+	PGresult *res = pg_exec(st, "SELECT f.scan_id, coalesce(f.origin_id, f.id), f.path FROM"
+				" fidx.file f WHERE f.scan_id = ANY($1::bigint[])", &q, "read", err);
+	free(ids);
+	if (!res)
+		return -1;
+	size_t rows = (size_t)PQntuples(res), n = 0;
+	struct cand *c = malloc((rows + 1) * sizeof(*c));
+	if (!c) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	for (size_t r = 0; r < rows; r++)
+		if (PQgetisnull(res, (int)r, 2) ||
+		    keep(arg, PQgetvalue(res, (int)r, 2), (size_t)PQgetlength(res, (int)r, 2)))
+			c[n++] = (struct cand){.owner = pg_int(res, (int)r, 0),
+					       .key = pg_int(res, (int)r, 1)};
+	PQclear(res);
+	qsort(c, n, sizeof(*c), cmp_cand);
+	*out = c;
+	*nout = n;
+	return 0;
+}
+
+int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void *arg,
+		 struct pg_lent *out, struct fidx_error *err)
 {
 	static const struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
 	struct link *l;
@@ -519,13 +690,29 @@ int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct 
 			       " its chain of bases loops", scan) : 0;
 	if (rc == 0 && map_between(l, (size_t)nl, base, scan, &out->map, &out->n, err) < 0)
 		rc = -1;
+	struct cand *cand = NULL;
+	if (rc == 0 && keep) {
+		rc = path_cands(st, scan, base, l, (size_t)nl, keep, arg, &cand, &p.ncand, err);
+		p.cand = cand;
+	}
 	if (rc == 0)
 		rc = chain_pairs(&p, l, (size_t)nl, scan, &whole, 1, base, err);
 	for (ssize_t i = 0; i < nl; i++)
 		free(l[i].runs);
 	free(l);
+	free(cand);
+	p.cand = NULL;
 	if (rc == 0 && pairs_nomem(&p))
 		rc = fidx_fail_nomem(err);
+	if (rc == 0 && !p.lo.len) {
+		/* None of the scan's other rows is kept. */
+		pairs_free(&p);
+		out->base = base;
+		if ((out->rel = strdup(NO_ROWS)))
+			return 1;
+		pg_lent_free(out);
+		return fidx_fail_nomem(err);
+	}
 	if (rc == 0)
 		return relation_of(st, &p, &out->rel, err) < 0 ? (pg_lent_free(out), -1)
 							    : (out->base = base, 1);

@@ -296,11 +296,14 @@ int pg_push_end(struct fidx_store *st, int64_t scan_id, const struct fidx_scan_r
  * (not 0, one scan asked for), the rows that scan holds as one with it are
  * left out: the pairs stop above it when it is down the scan's chain, and
  * the ids its runs lend on are left out when the scan is down its chain
- * (fidx_rows_query's changed_from).  Returns 1 for the derived table, 0 for
- * fidx.file, or -1 with err set.
+ * (fidx_rows_query's changed_from).  With digest (a digest column's name;
+ * changed_from 0), a question that reads only the rows whose digest is one
+ * of the array literal digests: the maps hold those rows alone (asked of
+ * the server first by the digest's index), not every run of every chain.
+ * Returns 1 for the derived table, 0 for fidx.file, or -1 with err set.
  */
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
-		char **rel, struct fidx_error *err);
+		const char *digest, const char *digests, char **rel, struct fidx_error *err);
 
 struct fidx_delta_map;
 
@@ -312,11 +315,17 @@ struct pg_lent {
 	char *rel;                    /* the FROM item of the scan's other rows (pg_relation's) */
 };
 
+/* Whether a path (len bytes) may match what a reader looks for. */
+typedef bool pg_path_keep_fn(void *arg, const char *path, size_t len);
+
 /*
  * Fills *out for scan: 1 when it is kept as changes, 0 (out emptied) when
- * it is kept whole, or -1 with err set.  pg_lent_free() frees it.
+ * it is kept whole, or -1 with err set.  With keep (not NULL), out->rel
+ * holds only the rows whose path keep keeps (and those without a path):
+ * the maps go to the server for those rows alone.  pg_lent_free() frees it.
  */
-int pg_lent_open(struct pg_store *st, int64_t scan, struct pg_lent *out, struct fidx_error *err);
+int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void *arg,
+		 struct pg_lent *out, struct fidx_error *err);
 
 /*
  * Sets keep[i] to whether the row of id ids[i] (n ids, each a row of

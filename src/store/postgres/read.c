@@ -66,12 +66,13 @@ static const char *select_list(struct pg_reader *rd, int version, char *buf, siz
 
 /*
  * The FROM clause of a reader's SELECT of the rows of its scans, malloc'ed:
- * the relation given (not NULL), else theirs (pg_relation(), changed_from as
- * it takes it), joined to file_digest when its columns are read.  Returns
- * it, or NULL with err set.
+ * the relation given (not NULL), else theirs (pg_relation(), changed_from,
+ * digest and digests as it takes them), joined to file_digest when its
+ * columns are read.  Returns it, or NULL with err set.
  */
 static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_t changed_from,
-			 const char *given, struct fidx_error *err)
+			 const char *digest, const char *digests, const char *given,
+			 struct fidx_error *err)
 {
 	char *rel, *from;
 	if (given) {
@@ -79,7 +80,8 @@ static char *from_clause(struct pg_store *st, const struct pg_reader *rd, int64_
 			fidx_fail_nomem(err);
 			return NULL;
 		}
-	} else if (pg_relation(st, rd->scans, rd->nscans, changed_from, &rel, err) < 0) {
+	} else if (pg_relation(st, rd->scans, rd->nscans, changed_from, digest, digests, &rel,
+			       err) < 0) {
 		return NULL;
 	}
 	if (asprintf(&from, " FROM%s%s", rel, rd->later ? " LEFT JOIN fidx.file_digest d"
@@ -253,7 +255,7 @@ static struct fidx_rows *rows_open(struct pg_store *st, const struct fidx_rows_q
 				 .roots = q->roots, .nscans = q->nscans};
 	select_list(&it->rd, st->base.version, cols, sizeof(cols));
 	size_t cap = 0;
-	if (!(from = from_clause(st, &it->rd, q->changed_from, rel, err)) ||
+	if (!(from = from_clause(st, &it->rd, q->changed_from, digest, digests, rel, err)) ||
 	    !(sql = malloc(cap = strlen(from) + strlen(cols) + 4096))) {
 		if (from)
 			fidx_fail_nomem(err);
@@ -416,7 +418,7 @@ static int row_by_id(struct pg_store *st, struct pg_reader *rd, int64_t id, cons
 	if (!ids)
 		return fidx_fail_nomem(err);
 	select_list(rd, st->base.version, cols, sizeof(cols));
-	if (!(from = from_clause(st, rd, 0, rel, err))) {
+	if (!(from = from_clause(st, rd, 0, NULL, NULL, rel, err))) {
 		free(ids);
 		return -1;
 	}
@@ -519,17 +521,16 @@ static int index_damaged(struct pg_store *st, int64_t scan, const char *what,
 			 " damaged: %s", scan, fidx_quote(st->name), st->origin, what);
 }
 
-/* Keeps the nlit literals lit in it, folded, and a batch.  Returns 0, or -1 with err set. */
-static int merge_start(struct pg_paths *it, const struct fidx_findpat_literal *lit, size_t nlit,
-		       struct fidx_error *err)
+/* Keeps the nlit literals lit in it, folded.  Returns 0, or -1 with err set. */
+static int fold_literals(struct pg_paths *it, const struct fidx_findpat_literal *lit,
+			 size_t nlit, struct fidx_error *err)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < nlit; i++)
 		total += lit[i].len;
 	it->lits = malloc(total + 1);
 	it->litlen = malloc((nlit + 1) * sizeof(*it->litlen));
-	it->batch = calloc(1, sizeof(*it->batch));
-	if (!it->lits || !it->litlen || !it->batch)
+	if (!it->lits || !it->litlen)
 		return fidx_fail_nomem(err);
 	char *at = it->lits;
 	for (size_t i = 0; i < nlit; i++) {
@@ -555,6 +556,12 @@ static bool holds(const struct pg_paths *it, const char *path, size_t len)
 			return false;
 	}
 	return true;
+}
+
+/* holds() as a pg_path_keep_fn of it. */
+static bool keep_path(void *arg, const char *path, size_t len)
+{
+	return holds(arg, path, len);
 }
 
 /*
@@ -665,10 +672,13 @@ static int paths_index(struct pg_store *st, struct pg_paths *it,
 	if (fidx_pathindex_literal_trigrams(lit, nlit, &tri, &ntri, err) < 0)
 		return -1;
 	int rc = ntri ? pg_pathindex_open(st, it->scan, tri, ntri, &it->index, err) : 0;
-	if (rc == 0 && ntri && (rc = pg_lent_open(st, it->scan, &it->lent, err)) == 1) {
+	/* The chain's other rows: only those that hold every literal (the maps sent cut to
+	 * them; whole, a scan at depth 8 sent ~3 MB of numbers). */
+	if (rc == 0 && ntri && (rc = fold_literals(it, lit, nlit, err)) == 0 &&
+	    (rc = pg_lent_open(st, it->scan, keep_path, it, &it->lent, err)) == 1) {
 		rc = pg_pathindex_open(st, it->lent.base, tri, ntri, &it->index, err);
 		if (rc == 1)
-			rc = merge_start(it, lit, nlit, err) < 0 ? -1 : 2;
+			rc = (it->batch = calloc(1, sizeof(*it->batch))) ? 2 : fidx_fail_nomem(err);
 		else
 			pg_lent_free(&it->lent);
 	}
@@ -747,7 +757,7 @@ int pg_paths_row(struct fidx_paths *base, uint64_t columns, const struct fidx_ro
 				    FIDX_COLUMN(FIDX_COL_SCAN_ID) | FIDX_COLUMN(FIDX_COL_PATH),
 				    .scans = &it->scan, .roots = (const char *const *)&it->root,
 				    .nscans = 1};
-	if (!it->rel && pg_relation(st, &it->scan, 1, 0, &it->rel, err) < 0)
+	if (!it->rel && pg_relation(st, &it->scan, 1, 0, NULL, NULL, &it->rel, err) < 0)
 		return -1;
 	int rc = row_by_id(st, &it->whole, it->entry.v[FIDX_COL_ID].i, it->rel, row, err);
 	if (rc == 1 && strcmp(fidx_row_text(*row, FIDX_COL_PATH),

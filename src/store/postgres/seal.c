@@ -159,7 +159,7 @@ static int each_row(struct pg_store *st, int64_t scan_id, row_fn *fn, void *arg,
 	char cols[1024], *rel, *sql;
 	/* COPY takes no parameters: the scan id is a number fidx formats, and so are the maps
 	 * of a scan kept as changes (its rows in the order of their ids in it). */
-	int derived = pg_relation(st, &scan_id, 1, 0, &rel, err);
+	int derived = pg_relation(st, &scan_id, 1, 0, NULL, NULL, &rel, err);
 	if (derived < 0)
 		return -1;
 	int n = asprintf(&sql, "COPY (SELECT %s, f.id, %s FROM%s JOIN fidx.scan s"
@@ -371,7 +371,7 @@ static int check_fields(struct pg_store *st, int64_t scan_id, fidx_seal_found_fn
 	struct pg_params p = {0};
 	char *rel, *sql;
 	pg_param_int(&p, scan_id);
-	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
+	if (pg_relation(st, &scan_id, 1, 0, NULL, NULL, &rel, err) < 0)
 		return -1;
 	int n = asprintf(&sql, "SELECT s.entries, s.files, s.dirs, s.bytes, s.errors,"
 			 " c.n, c.f, c.d, c.b, c.e, c.r, s.status, s.root FROM fidx.scan s,"

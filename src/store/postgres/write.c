@@ -904,7 +904,7 @@ static int rebuild_whole(struct pg_store *st, int64_t scan_id, int64_t host_id,
 {
 	char *rel = NULL, *sql = NULL, cols[1024];
 	int rc = -1;
-	if (pg_relation(st, &scan_id, 1, 0, &rel, err) < 0)
+	if (pg_relation(st, &scan_id, 1, 0, NULL, NULL, &rel, err) < 0)
 		return -1;
 	size_t len = 0;
 	for (size_t i = 2; i < FIDX_SEAL_FILE_FIELDS; i++)
