@@ -724,15 +724,7 @@ int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void 
 /* Whether key lies in one of the n sorted intervals of m. */
 static bool in_map(const struct fidx_delta_map *m, size_t n, int64_t key)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].hi < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && m[lo].lo <= key;
+	return interval_of(m, n, key) != NULL;
 }
 
 /* Orders ids. */
