@@ -37,6 +37,10 @@ the system's clusters (Debian's "main") are never used:
     its orphans and removes its stale lock files (postgres would take them
     for a live postmaster's while an init that reaps late leaves it a zombie)
     and the server recovers; stop() reaps them too.
+  * park() is the one way to keep a cluster: a clean stop (pg_ctl -m fast)
+    that leaves the folder, and returns what PgServer.reopen() needs to run
+    it again on the same port (a benchmark resumed by a later process); the
+    certificates stay valid two days from the cluster's making.
   * Clients: conninfo() and uri() quote or percent-encode every value; psql()
     runs the psql of the same bin directory (not /usr/bin/psql, Debian's
     pg_wrapper, a Perl script that costs ~60 ms a call) with the SQL on
@@ -380,6 +384,32 @@ class PgServer:
 		self._drop_shared_memory()
 		shutil.rmtree(self.folder, ignore_errors=True)
 		self.folder = None
+
+	def park(self):
+		"""Stops the server cleanly (pg_ctl -m fast) and keeps the folder; returns a dict
+		(JSON-able) from which reopen() runs the same cluster again."""
+		_live.discard(self)
+		self._shutdown("fast")
+		return dict(folder=self.folder, port=self.port, passwords=dict(self._passwords))
+
+	@classmethod
+	def reopen(cls, parked):
+		"""Runs again a cluster park() kept, on the same port; raises PgError if it cannot."""
+		pg = cls()
+		if not os.path.isfile(os.path.join(parked["folder"], "data", "PG_VERSION")):
+			raise PgError("no cluster in %s to reopen" % parked["folder"])
+		pg.folder, pg.port = parked["folder"], parked["port"]
+		pg._passwords = dict(parked["passwords"])
+		pg.admin_password = pg._passwords[ADMIN]
+		_live.add(pg)
+		_handle_signals()
+		try:
+			pg._launch()
+		except BaseException:  # the folder stays: stop() would remove it
+			_live.discard(pg)
+			pg._shutdown("immediate")
+			raise
+		return pg
 
 	def _create(self):
 		"""Makes the folder, the certificates, and the cluster with its configuration."""
