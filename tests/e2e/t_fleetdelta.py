@@ -318,7 +318,9 @@ FIND_DAYS = 10  # a whole scan, eight days of changes (PG_DELTA_DEPTH), a whole 
 
 def find_change(root, day):
 	"""Day day's changes: three files rewritten, one removed, one added, one renamed; the
-	file comeback removed on day 2 and back on day 3, a hostile name rewritten on day 4."""
+	file comeback removed on day 2 and back on day 3, a hostile name rewritten on days 4 to
+	7 (so that rows above the whole scan hold a newline, bytes above 127, a backslash and
+	capitals: the server's literal test sees them)."""
 	for i in range(3):
 		write(root + b"/g%d/file%03d.dat" % ((day * 3 + i) % 10, (day * 7 + i) % 40),
 		      b"rewritten on day %d\n" % day)
@@ -330,8 +332,8 @@ def find_change(root, day):
 		os.unlink(root + b"/g3/comeback-file")
 	if day == 3:
 		write(root + b"/g3/comeback-file", b"back again\n")
-	if day == 4:
-		write(root + b"/g1/" + ODD[0], b"rewritten\n")
+	if 4 <= day <= 7:
+		write(root + b"/g1/" + ODD[(0, 1, 4, 6)[day - 4]], b"rewritten\n")
 
 
 def path_block_reads(pg, db):
@@ -373,7 +375,7 @@ def check_find(chk, pg, top):
 	patterns = [["file01"], ["comeback"], ["-i", "COMEBACK"], ["new\nline"], [b"d\xff\xfe"],
 		    [b"\xff\xfe"], ["%_d"], ["r_sc"], ["k\\sl"], ["-g", "glob\\*star*"],
 		    ["-i", "camelcase.txt"], ["-r", "file0[0-9]2"], ["renamed"], ["added-"],
-		    ["-l", "renamed-"], ["ad"], ["-i", "E"]]
+		    ["-l", "renamed-"], ["ad"], ["-i", "E"], [" %_\\[*]"]]
 	for day in range(1, FIND_DAYS):
 		for pat in patterns:
 			label = "find day %d (depth %d): %r" % (day, day if day < FIND_DAYS - 1 else 0,

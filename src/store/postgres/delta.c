@@ -35,8 +35,8 @@
  * scan's maps are megabytes of numbers.  A question that wants few rows
  * cuts them to those rows first (struct cand): a read by digest asks the
  * digest's index for the owners' rows that have one (digest_cands()), find
- * reads the paths of the chain above W and keeps those that may match
- * (path_cands()); each map then holds one interval per such row.
+ * asks for the rows of the chain above W whose path holds the pattern's
+ * literals (path_cands()); each map then holds one interval per such row.
  */
 #include "postgres.h"
 
@@ -510,6 +510,54 @@ static int cmp_cand(const void *a, const void *b)
 }
 
 /*
+ * Puts in owners (room for nl + 1) scan and the bases down its chain (links
+ * l), stopping before stop (0: down to the bottom, included).  Returns how
+ * many it put.
+ */
+static size_t chain_owners(const struct link *l, size_t nl, int64_t scan, int64_t stop,
+			   int64_t *owners)
+{
+	size_t no = 0;
+	const struct link *k = NULL;
+	for (int64_t o = scan; o != stop; o = k->base) {
+		owners[no++] = o;
+		if (no > nl || !(k = link_of(l, nl, o)))
+			break;
+	}
+	return no;
+}
+
+/*
+ * The rows sql returns as (owner, key[, path]) for q's parameters: every
+ * row, or with lits those whose path holds every literal, as candidates
+ * into *out (malloc'ed, sorted, *nout).  Returns 0, or -1 with err set.
+ */
+static int cands_of(struct pg_store *st, const char *sql, const struct pg_params *q,
+		    const struct pg_literals *lits, struct cand **out, size_t *nout,
+		    struct fidx_error *err)
+{
+	PGresult *res = pg_exec(st, sql, q, "read", err);
+	if (!res)
+		return -1;
+	size_t rows = (size_t)PQntuples(res), n = 0;
+	struct cand *c = malloc((rows + 1) * sizeof(*c));
+	if (!c) {
+		PQclear(res);
+		return fidx_fail_nomem(err);
+	}
+	for (size_t r = 0; r < rows; r++)
+		if (!lits || pg_literals_held(lits, PQgetvalue(res, (int)r, 2),
+					      (size_t)PQgetlength(res, (int)r, 2)))
+			c[n++] = (struct cand){.owner = pg_int(res, (int)r, 0),
+					       .key = pg_int(res, (int)r, 1)};
+	PQclear(res);
+	qsort(c, n, sizeof(*c), cmp_cand);
+	*out = c;
+	*nout = n;
+	return 0;
+}
+
+/*
  * The rows of the owners of the n scans' chains (links l) whose column
  * digest is one of the array literal digests, as candidates into *out
  * (malloc'ed, sorted, *nout).  Returns 0, or -1 with err set.
@@ -518,18 +566,12 @@ static int digest_cands(struct pg_store *st, const int64_t *scans, size_t n,
 			const struct link *l, size_t nl, const char *digest, const char *digests,
 			struct cand **out, size_t *nout, struct fidx_error *err)
 {
-	/* The owners: each scan and the bases down its chain (at most nl of them). */
 	int64_t *owners = malloc((n + 1) * (nl + 1) * sizeof(*owners));
 	size_t no = 0;
 	if (!owners)
 		return fidx_fail_nomem(err);
-	for (size_t i = 0; i < n; i++) {
-		int64_t o = scans[i];
-		owners[no++] = o;
-		const struct link *k;
-		for (size_t steps = 0; steps < nl && (k = link_of(l, nl, o)); steps++)
-			owners[no++] = o = k->base;
-	}
+	for (size_t i = 0; i < n; i++)
+		no += chain_owners(l, nl, scans[i], 0, owners + no);
 	char *ids = pg_id_array(owners, no);
 	free(owners);
 	if (!ids)
@@ -541,23 +583,9 @@ static int digest_cands(struct pg_store *st, const int64_t *scans, size_t n,
 	struct pg_params q = {0};
 	pg_param_text(&q, ids);
 	pg_param_text(&q, digests);
-	PGresult *res = pg_exec(st, sql, &q, "read", err);
+	int rc = cands_of(st, sql, &q, NULL, out, nout, err);
 	free(ids);
-	if (!res)
-		return -1;
-	size_t rows = (size_t)PQntuples(res);
-	struct cand *c = malloc((rows + 1) * sizeof(*c));
-	if (!c) {
-		PQclear(res);
-		return fidx_fail_nomem(err);
-	}
-	for (size_t r = 0; r < rows; r++)
-		c[r] = (struct cand){.owner = pg_int(res, (int)r, 0), .key = pg_int(res, (int)r, 1)};
-	PQclear(res);
-	qsort(c, rows, sizeof(*c), cmp_cand);
-	*out = c;
-	*nout = rows;
-	return 0;
+	return rc;
 }
 
 int pg_relation(struct pg_store *st, const int64_t *scans, size_t n, int64_t changed_from,
@@ -625,52 +653,66 @@ int pg_is_delta(struct pg_store *st, int64_t scan_id, struct fidx_error *err)
 	return rc;
 }
 
+/* The most literals the server is asked to look for in a path (the others: on the client). */
+#define SERVER_LITERALS 8
+
+/* Sets *at and *n to the longest run of the len bytes at l with no ASCII letter. */
+static void letterless_run(const char *l, size_t len, const char **at, size_t *n)
+{
+	*at = l;
+	*n = 0;
+	for (size_t i = 0, start = 0; i <= len; i++) {
+		if (i == len || (l[i] >= 'a' && l[i] <= 'z') || (l[i] >= 'A' && l[i] <= 'Z')) {
+			if (i - start > *n) {
+				*at = l + start;
+				*n = i - start;
+			}
+			start = i + 1;
+		}
+	}
+}
+
 /*
- * The rows of the owners from scan down its chain, above base, that keep
- * keeps (or that have no path), as candidates into *out (malloc'ed, sorted,
- * *nout).  Returns 0, or -1 with err set.
+ * The rows of the owners from scan down its chain, above base, whose path
+ * holds every literal of lits, as candidates into *out (malloc'ed, sorted,
+ * *nout).  The server drops first the rows without the longest run of
+ * bytes of each literal that holds no ASCII letter (the same bytes in any
+ * case; up to SERVER_LITERALS of them, by position() on the path: letters
+ * folded in SQL, translate() of encode(), made the server 3x slower), so
+ * that few rows come back (through a coordinator, ~17,000 paths a host at
+ * depth 8).  Returns 0, or -1 with err set.
  */
 static int path_cands(struct pg_store *st, int64_t scan, int64_t base, const struct link *l,
-		      size_t nl, pg_path_keep_fn *keep, void *arg, struct cand **out,
+		      size_t nl, const struct pg_literals *lits, struct cand **out,
 		      size_t *nout, struct fidx_error *err)
 {
 	int64_t *owners = malloc((nl + 1) * sizeof(*owners));
-	size_t no = 0;
 	if (!owners)
 		return fidx_fail_nomem(err);
-	const struct link *k;
-	for (int64_t o = scan; o != base && no <= nl && (k = link_of(l, nl, o)); o = k->base)
-		owners[no++] = o;
-	char *ids = pg_id_array(owners, no);
+	char *ids = pg_id_array(owners, chain_owners(l, nl, scan, base, owners));
 	free(owners);
-	if (!ids)
-		return fidx_fail_nomem(err);
+	struct str sql = {0};
 	struct pg_params q = {0};
+	add(&sql, "SELECT f.scan_id, coalesce(f.origin_id, f.id), f.path FROM fidx.file f"
+	    " WHERE f.scan_id = ANY($1::bigint[])");
 	pg_param_text(&q, ids);
-	PGresult *res = pg_exec(st, "SELECT f.scan_id, coalesce(f.origin_id, f.id), f.path FROM"
-				" fidx.file f WHERE f.scan_id = ANY($1::bigint[])", &q, "read", err);
-	free(ids);
-	if (!res)
-		return -1;
-	size_t rows = (size_t)PQntuples(res), n = 0;
-	struct cand *c = malloc((rows + 1) * sizeof(*c));
-	if (!c) {
-		PQclear(res);
-		return fidx_fail_nomem(err);
+	const char *lit = lits->s, *run;
+	size_t n;
+	for (size_t i = 0; i < lits->n && q.n <= SERVER_LITERALS; lit += lits->len[i++]) {
+		letterless_run(lit, lits->len[i], &run, &n);
+		if (n >= 2) {
+			pg_param_bytes(&q, run, n);
+			add(&sql, " AND pg_catalog.position(f.path, $%d) > 0", q.n);
+		}
 	}
-	for (size_t r = 0; r < rows; r++)
-		if (PQgetisnull(res, (int)r, 2) ||
-		    keep(arg, PQgetvalue(res, (int)r, 2), (size_t)PQgetlength(res, (int)r, 2)))
-			c[n++] = (struct cand){.owner = pg_int(res, (int)r, 0),
-					       .key = pg_int(res, (int)r, 1)};
-	PQclear(res);
-	qsort(c, n, sizeof(*c), cmp_cand);
-	*out = c;
-	*nout = n;
-	return 0;
+	int rc = !ids || sql.nomem ? fidx_fail_nomem(err)
+				   : cands_of(st, sql.p, &q, lits, out, nout, err);
+	free(sql.p);
+	free(ids);
+	return rc;
 }
 
-int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void *arg,
+int pg_lent_open(struct pg_store *st, int64_t scan, const struct pg_literals *lits,
 		 struct pg_lent *out, struct fidx_error *err)
 {
 	static const struct fidx_delta_map whole = {.lo = 0, .hi = FIDX_DELTA_KEY_MAX};
@@ -691,8 +733,8 @@ int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void 
 	if (rc == 0 && map_between(l, (size_t)nl, base, scan, &out->map, &out->n, err) < 0)
 		rc = -1;
 	struct cand *cand = NULL;
-	if (rc == 0 && keep) {
-		rc = path_cands(st, scan, base, l, (size_t)nl, keep, arg, &cand, &p.ncand, err);
+	if (rc == 0 && lits) {
+		rc = path_cands(st, scan, base, l, (size_t)nl, lits, &cand, &p.ncand, err);
 		p.cand = cand;
 	}
 	if (rc == 0)

@@ -315,16 +315,24 @@ struct pg_lent {
 	char *rel;                    /* the FROM item of the scan's other rows (pg_relation's) */
 };
 
-/* Whether a path (len bytes) may match what a reader looks for. */
-typedef bool pg_path_keep_fn(void *arg, const char *path, size_t len);
+/* The literals every path a reader looks for holds, ASCII letters folded (fidx_findpat_fold()). */
+struct pg_literals {
+	char *s;        /* one after the other (malloc'ed) */
+	size_t *len;    /* their lengths (malloc'ed) */
+	size_t n;
+};
+
+/* Whether path (len bytes) holds every literal of lits, ASCII letters folded. */
+bool pg_literals_held(const struct pg_literals *lits, const char *path, size_t len);
 
 /*
  * Fills *out for scan: 1 when it is kept as changes, 0 (out emptied) when
- * it is kept whole, or -1 with err set.  With keep (not NULL), out->rel
- * holds only the rows whose path keep keeps (and those without a path):
- * the maps go to the server for those rows alone.  pg_lent_free() frees it.
+ * it is kept whole, or -1 with err set.  With lits (not NULL), out->rel
+ * holds only the rows whose path holds every literal: the server drops most
+ * others, and the maps go to it for those rows alone.  pg_lent_free() frees
+ * it.
  */
-int pg_lent_open(struct pg_store *st, int64_t scan, pg_path_keep_fn *keep, void *arg,
+int pg_lent_open(struct pg_store *st, int64_t scan, const struct pg_literals *lits,
 		 struct pg_lent *out, struct fidx_error *err);
 
 /*

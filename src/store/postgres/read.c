@@ -502,8 +502,7 @@ struct pg_paths {
 	struct batch *batch;            /* then: W's candidates */
 	const struct fidx_row *own;     /* then: the next of rows, not given yet (NULL: to read) */
 	bool own_end;                   /* then: rows gave its last */
-	char *lits;                     /* then: the literals, ASCII letters folded, one after */
-	size_t *litlen, nlit;           /* the other, and their lengths */
+	struct pg_literals lits;        /* then: the literals */
 	int64_t scan;
 	char *root;
 	struct fidx_row entry;          /* the entry given last */
@@ -525,29 +524,29 @@ static int index_damaged(struct pg_store *st, int64_t scan, const char *what,
 static int fold_literals(struct pg_paths *it, const struct fidx_findpat_literal *lit,
 			 size_t nlit, struct fidx_error *err)
 {
+	struct pg_literals *l = &it->lits;
 	size_t total = 0;
 	for (size_t i = 0; i < nlit; i++)
 		total += lit[i].len;
-	it->lits = malloc(total + 1);
-	it->litlen = malloc((nlit + 1) * sizeof(*it->litlen));
-	if (!it->lits || !it->litlen)
+	l->s = malloc(total + 1);
+	l->len = malloc((nlit + 1) * sizeof(*l->len));
+	if (!l->s || !l->len)
 		return fidx_fail_nomem(err);
-	char *at = it->lits;
+	char *at = l->s;
 	for (size_t i = 0; i < nlit; i++) {
 		for (size_t k = 0; k < lit[i].len; k++)
 			*at++ = (char)fidx_findpat_fold((unsigned char)lit[i].s[k]);
-		it->litlen[i] = lit[i].len;
+		l->len[i] = lit[i].len;
 	}
-	it->nlit = nlit;
+	l->n = nlit;
 	return 0;
 }
 
-/* Whether path (len bytes) holds every literal of it, ASCII letters folded. */
-static bool holds(const struct pg_paths *it, const char *path, size_t len)
+bool pg_literals_held(const struct pg_literals *lits, const char *path, size_t len)
 {
-	const char *l = it->lits;
-	for (size_t i = 0; i < it->nlit; l += it->litlen[i++]) {
-		size_t n = it->litlen[i], k = 0;
+	const char *l = lits->s;
+	for (size_t i = 0; i < lits->n; l += lits->len[i++]) {
+		size_t n = lits->len[i], k = 0;
 		for (size_t at = 0; k < n && at + n <= len; at++)
 			for (k = 0; k < n && fidx_findpat_fold((unsigned char)path[at + k]) ==
 					     (unsigned char)l[k]; k++)
@@ -556,12 +555,6 @@ static bool holds(const struct pg_paths *it, const char *path, size_t len)
 			return false;
 	}
 	return true;
-}
-
-/* holds() as a pg_path_keep_fn of it. */
-static bool keep_path(void *arg, const char *path, size_t len)
-{
-	return holds(arg, path, len);
 }
 
 /*
@@ -579,7 +572,7 @@ static int batch_fill(struct pg_store *st, struct pg_paths *it, struct fidx_erro
 		if (!fidx_path_in_tree(e.path, it->root))
 			return index_damaged(st, it->lent.base, "a path outside the scan's root",
 					     err);
-		if (!holds(it, e.path, e.len))
+		if (!pg_literals_held(&it->lits, e.path, e.len))
 			continue;
 		if (b->cap - b->used <= e.len) {
 			size_t cap = b->cap ? b->cap : 65536;
@@ -675,7 +668,7 @@ static int paths_index(struct pg_store *st, struct pg_paths *it,
 	/* The chain's other rows: only those that hold every literal (the maps sent cut to
 	 * them; whole, a scan at depth 8 sent ~3 MB of numbers). */
 	if (rc == 0 && ntri && (rc = fold_literals(it, lit, nlit, err)) == 0 &&
-	    (rc = pg_lent_open(st, it->scan, keep_path, it, &it->lent, err)) == 1) {
+	    (rc = pg_lent_open(st, it->scan, &it->lits, &it->lent, err)) == 1) {
 		rc = pg_pathindex_open(st, it->lent.base, tri, ntri, &it->index, err);
 		if (rc == 1)
 			rc = (it->batch = calloc(1, sizeof(*it->batch))) ? 2 : fidx_fail_nomem(err);
@@ -782,8 +775,8 @@ void pg_paths_close(struct fidx_paths *base)
 	if (it->batch)
 		free(it->batch->bytes);
 	free(it->batch);
-	free(it->lits);
-	free(it->litlen);
+	free(it->lits.s);
+	free(it->lits.len);
 	free(it->rel);
 	free(it->root);
 	free(it);
