@@ -386,11 +386,14 @@ class PgServer:
 		self.folder = None
 
 	def park(self):
-		"""Stops the server cleanly (pg_ctl -m fast) and keeps the folder; returns a dict
-		(JSON-able) from which reopen() runs the same cluster again."""
+		"""Stops the server cleanly (pg_ctl -m fast) and keeps the folder (this object
+		forgets it: a later stop() does nothing); returns a dict (JSON-able) from which
+		reopen() runs the same cluster again."""
 		_live.discard(self)
 		self._shutdown("fast")
-		return dict(folder=self.folder, port=self.port, passwords=dict(self._passwords))
+		parked = dict(folder=self.folder, port=self.port, passwords=dict(self._passwords))
+		self.folder = None
+		return parked
 
 	@classmethod
 	def reopen(cls, parked):

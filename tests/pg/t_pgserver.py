@@ -16,7 +16,10 @@ Starts a PgServer and checks, with the psql of its bin directory:
     database with quotes, backslashes and spaces in their names and password
     work through create_role(), create_database(), conninfo(), uri(), psql();
   * restart(); kill() then start() (crash recovery); stop(), and kill() then
-    stop(), leaving no process, folder or shared memory segment behind.
+    stop(), leaving no process, folder or shared memory segment behind;
+    park() (no process left, the folder kept, a later stop() a no-op), then
+    reopen() of what it returned, through JSON (the same port, the data),
+    and reopen() of a folder without a cluster (an error, nothing removed).
 
 Meanwhile two runs of with-server, started once the first server is up so
 that theirs come up alongside the checks, have their command wait for a line;
@@ -29,6 +32,7 @@ Prints "ok - NAME" or "not ok - NAME: WHY" per check (tests/e2e/lib.py's
 Checker) and "# ..." lines with timings; exits 0 iff every check passed.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -222,6 +226,28 @@ def check_life_cycle(c, pg):
 		other.kill()
 	c.eq("kill then stop: no process, folder or shared memory left",
 	     (leftovers(procs, folder), shmid in shared_memory()), ([], False))
+	with pgserver.PgServer() as other:
+		other.psql("CREATE TABLE kept AS SELECT 'here'::text AS v;")
+		procs, port = pgserver.family(other.pid), other.port
+		parked = json.loads(json.dumps(other.park()))
+	c.eq("park: no process left, the folder kept after the with block's stop()",
+	     (leftovers(procs, "/nonexistent"), os.path.isdir(parked["folder"])), ([], True))
+	again = pgserver.PgServer.reopen(parked)
+	try:
+		c.eq("reopen: the same port, the data kept",
+		     (again.port, again.psql("SELECT v FROM kept")), (port, "here"))
+	finally:
+		procs, folder = pgserver.family(again.pid), again.folder
+		again.stop()
+	c.eq("reopen then stop: no process or folder left", leftovers(procs, folder), [])
+	with tempfile.TemporaryDirectory() as empty:
+		try:
+			pgserver.PgServer.reopen(dict(parked, folder=empty))
+			why = "it ran"
+		except pgserver.PgError as e:
+			why = str(e)
+		c.ok("reopen of a folder without a cluster: an error, the folder kept",
+		     "no cluster" in why and os.path.isdir(empty), why)
 
 
 class WithServerRun:
