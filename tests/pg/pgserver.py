@@ -462,11 +462,18 @@ class PgServer:
 					% (r.returncode, r.stdout.strip())))
 
 	def _shutdown(self, mode):
-		"""Stops the postmaster with pg_ctl stop -m mode, then reaps whatever is left."""
+		"""Stops the postmaster with pg_ctl stop -m mode, waits for its processes to end
+		(pg_ctl returns once postmaster.pid is gone, a moment before the postmaster itself
+		has exited: seen under load), then reaps whatever is left."""
 		pid = self._read_pid()
 		if pid is not None and running(pid):
+			procs = family(pid)
+			self._orphans.update(procs)
 			self._server_cmd(["pg_ctl", "stop", "-w", "-t", str(STOP_TIMEOUT), "-m", mode,
 					  "-D", self.data], check=False)
+			with contextlib.suppress(PgError):  # what is left is SIGKILLed below
+				self._wait(lambda: not any(running(p, t) for p, t in procs.items()),
+					   "the server's processes to end")
 		self._reap()
 		self.pid = None
 
